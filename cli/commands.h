@@ -1,0 +1,17 @@
+// One function per `sator` subcommand; each returns the process exit status.
+#pragma once
+
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace sator::cli {
+
+// Registers the subcommand on `app`; the returned callback state lives in
+// static storage owned by each command file.
+void add_info_command(CLI::App& app);
+void add_dot_command(CLI::App& app);
+
+}  // namespace sator::cli

@@ -1,0 +1,32 @@
+// sator: an equality-saturation optimizer for tensor computation graphs.
+// Exit status: 0 success, 2 bad input or usage, 1 internal error.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "ir/graph_io.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"sator: equality saturation for tensor computation graphs"};
+  app.require_subcommand(1);
+  sator::cli::add_info_command(app);
+  sator::cli::add_dot_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "sator: " << e.what() << "\n(run `sator --help` for usage)\n";
+    return 2;
+  } catch (const sator::GraphError& e) {
+    std::cerr << "sator: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "sator: internal error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,80 @@
+// The in-memory form of one sator.graph document (graph-format.md).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "ir/sym_expr.h"
+#include "ir/value.h"
+
+namespace sator {
+
+struct Symbol {
+  std::string name;
+  int64_t hint = 0;
+  std::optional<int64_t> min, max;  // nullopt: unbounded
+  bool operator==(const Symbol&) const = default;
+};
+
+struct TensorType {
+  std::vector<SymExpr> shape;
+  std::vector<SymExpr> stride;  // empty when not recorded (inferred types)
+  DType dtype = DType::Float32;
+  bool operator==(const TensorType&) const = default;
+};
+
+// One element of a tuple-producing node's `outputs`: a tensor, a scalar
+// (`{"scalar": 1024}`, e.g. max_q of cudnn attention), or nothing (`null`).
+struct OutputSlot {
+  enum class Kind : uint8_t { None, Tensor, Scalar } kind = Kind::None;
+  TensorType tensor;
+  Value scalar;
+  bool operator==(const OutputSlot&) const = default;
+};
+
+enum class Role : uint8_t { None, Primal, Tangent, Input };
+std::string_view role_name(Role r);
+
+struct Node {
+  // What the node produces, by which of `shape` / `outputs` / `symint` it has.
+  enum class Result : uint8_t { None, Tensor, Tuple, SymInt };
+
+  std::string name;
+  std::string op;
+  Role role = Role::None;
+  bool has_args = false;  // `args` present (absent on placeholders)
+  std::vector<Value> args;
+  std::vector<std::pair<std::string, Value>> kwargs;  // in file order
+  Result result = Result::None;
+  TensorType tensor;                // Result::Tensor
+  std::vector<OutputSlot> outputs;  // Result::Tuple
+  SymExpr symint;                   // Result::SymInt
+  std::optional<std::string> target;  // get_attr
+  std::optional<Value> value;         // get_attr: the constant (Value::none() for null)
+
+  const Value* kwarg(std::string_view key) const;
+  bool operator==(const Node&) const = default;
+};
+
+struct Graph {
+  std::string name;
+  std::string source_json = "{}";  // the `source` object, kept verbatim (compact JSON)
+  std::vector<Symbol> symbols;
+  std::vector<Node> nodes;  // topological order
+
+  const Symbol* find_symbol(std::string_view name) const;
+  std::optional<NodeId> find_node(std::string_view name) const;
+  bool operator==(const Graph&) const = default;
+};
+
+// The type of a node's single tensor result, or of element `index` of a tuple.
+const TensorType* tensor_of(const Graph& g, NodeId id, std::optional<size_t> index = std::nullopt);
+
+// Shapes and sizes as text, e.g. "[s52, 12*s27, 768]".
+std::string shape_text(const std::vector<SymExpr>& shape);
+
+}  // namespace sator

@@ -1,0 +1,54 @@
+// The tensor language's op table: every op that occurs in the corpus, with
+// its ATen schema (so its arguments bind to typed, named parameters), its
+// class, and its shape-and-dtype function where PyTorch defines one. An op
+// without a shape function is opaque: its recorded type is kept.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "ir/sym_expr.h"
+
+namespace sator {
+
+enum class OpClass : uint8_t { Layout, Pointwise, Reduction, Matmul, Attention, Random, Creation, Other, Structural };
+std::string_view op_class_name(OpClass c);
+
+// Parameter types of ATen schemas, as far as binding needs to tell them apart.
+enum class ParamType : uint8_t {
+  Tensor, TensorList, Int, IntList, SymInt, SymIntList, Float, Bool, BoolList,
+  Scalar, ScalarType, Layout, Device, MemoryFormat, Str, Any,
+};
+
+struct ParamSpec {
+  std::string name;
+  ParamType type;
+  bool optional = false;     // `T?`, or list elements `Tensor?[]`
+  bool kwarg_only = false;   // after `*`
+  bool has_default = false;
+  std::string default_text;  // as written in the schema, e.g. "False", "[]", "1"
+};
+
+class InferContext;
+struct Inferred;
+using ShapeFn = Inferred (*)(InferContext&);
+
+struct OpInfo {
+  std::string name;  // "aten.view.default"
+  OpClass cls;
+  std::vector<ParamSpec> params;
+  bool variadic = false;  // schema unknown or `...`: arguments are not bound
+  ShapeFn shape_fn = nullptr;
+};
+
+// nullptr for an op the table does not know (it is opaque).
+const OpInfo* find_op(std::string_view name);
+const std::vector<OpInfo>& all_ops();
+
+// The 11 layout ops counted by corpus/manifest.json (design.md).
+bool is_counted_layout_op(std::string_view op);
+
+}  // namespace sator
