@@ -34,11 +34,7 @@ void run_info(const InfoOptions& opt) {
   ShapeProver prover(g.symbols);
   ShapeCheckReport check = check_shapes(g, prover);
   const auto check_done = std::chrono::steady_clock::now();
-  if (!check.issues.empty()) {
-    const ShapeIssue& first = check.issues.front();
-    const std::string more = check.issues.size() > 1 ? " (and " + std::to_string(check.issues.size() - 1) + " more)" : "";
-    throw GraphError(opt.path, g.nodes[first.node].name, first.message + more);
-  }
+  require_consistent_shapes(g, check, opt.path);
   const GraphStats stats = compute_stats(g);
   const double read_ms = std::chrono::duration<double, std::milli>(read_done - start).count();
   const double check_ms = std::chrono::duration<double, std::milli>(check_done - read_done).count();

@@ -106,15 +106,18 @@ ShapeCheckReport check_shapes(const Graph& g, ShapeProver& prover) {
   return report;
 }
 
+void require_consistent_shapes(const Graph& g, const ShapeCheckReport& report, const std::string& file) {
+  if (report.issues.empty()) return;
+  const ShapeIssue& first = report.issues.front();
+  const std::string more =
+      report.issues.size() > 1 ? " (and " + std::to_string(report.issues.size() - 1) + " more)" : "";
+  throw GraphError(file, g.nodes[first.node].name, first.message + more);
+}
+
 Graph load_graph(const std::string& path) {
   Graph g = read_graph_file(path);
   ShapeProver prover(g.symbols);
-  ShapeCheckReport report = check_shapes(g, prover);
-  if (!report.issues.empty()) {
-    const ShapeIssue& first = report.issues.front();
-    std::string more = report.issues.size() > 1 ? " (and " + std::to_string(report.issues.size() - 1) + " more)" : "";
-    throw GraphError(path, g.nodes[first.node].name, first.message + more);
-  }
+  require_consistent_shapes(g, check_shapes(g, prover), path);
   return g;
 }
 

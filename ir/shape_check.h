@@ -24,6 +24,10 @@ struct ShapeCheckReport {
 
 ShapeCheckReport check_shapes(const Graph& g, ShapeProver& prover);
 
+// Throws GraphError for the first issue check_shapes finds, naming `file`,
+// the node, and how many more there are.
+void require_consistent_shapes(const Graph& g, const ShapeCheckReport& report, const std::string& file);
+
 // Reads, validates and shape-checks a file; throws GraphError naming the file
 // and the first offending node.
 Graph load_graph(const std::string& path);

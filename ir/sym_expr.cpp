@@ -67,6 +67,15 @@ AtomTable& table() {
   return t;
 }
 
+// An operand of // or a function call, parenthesized unless it is a lone
+// symbol or a non-negative constant (so `(a + 1)//2` and `a//(2*b)` survive).
+std::string operand_text(const SymExpr& e) {
+  if (e.as_symbol() || (e.is_constant() && e.constant() >= 0)) return e.to_string();
+  std::string s = "(";
+  s.append(e.to_string()).append(")");
+  return s;
+}
+
 std::string atom_text(const AtomInfo& a) {
   // Built by appending: GCC 12 warns falsely (-Wrestrict) on "(" + std::string.
   std::string s;
@@ -78,7 +87,9 @@ std::string atom_text(const AtomInfo& a) {
     case AtomKind::Max: s = "Max("; break;
     case AtomKind::Min: s = "Min("; break;
   }
-  s.append(a.args[0].to_string()).append(sep).append(a.args[1].to_string()).append(")");
+  if (a.kind == AtomKind::FloorDiv) s.append(operand_text(a.args[0])).append(sep).append(operand_text(a.args[1]));
+  else s.append(a.args[0].to_string()).append(sep).append(a.args[1].to_string());
+  s.append(")");
   return s;
 }
 

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# End-to-end checks of the `sator` command: every corpus graph loads, bad
+# input exits 2 with one line naming the file, and no partial output is left.
+set -u
+sator=$1 corpus=$2 bad=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# Every corpus graph, both variants: info succeeds, --json is valid JSON with 0 mismatches.
+count=0
+for f in "$corpus"/graphs/*.json "$corpus"/inductor/*.json; do
+  count=$((count + 1))
+  "$sator" info "$f" > "$tmp/info.txt" 2>&1 || fail "info $f: $(head -1 "$tmp/info.txt")"
+  grep -q " 0 mismatches" "$tmp/info.txt" || fail "info $f does not report 0 mismatches"
+done
+[ "$count" -ge 92 ] || fail "expected at least 92 corpus files, found $count"
+"$sator" info --json "$corpus/graphs/gpt2.infer.dyn.g0.json" > "$tmp/info.json" || fail "info --json"
+python3 - "$tmp/info.json" <<'PY' || fail "info --json content"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["nodes"] == 244 and j["layout_ops"] == 86, j
+assert [s["name"] for s in j["symbols"]] == ["s27", "s52"], j["symbols"]
+assert j["shape_check"]["mismatches"] == 0 and j["shape_check"]["inferred"] > 200
+assert len(j["inputs"]["input"]) == 33
+PY
+
+# dot: writes a picture with layout ops styled apart and shapes on edges.
+"$sator" dot "$corpus/graphs/zoo_views.infer.g0.json" -o "$tmp/g.dot" || fail "dot"
+grep -q "dashed" "$tmp/g.dot" || fail "dot: layout ops not styled"
+grep -q 'label="\[' "$tmp/g.dot" || fail "dot: no shapes on edges"
+if command -v dot > /dev/null; then dot -Tsvg "$tmp/g.dot" -o "$tmp/g.svg" || fail "graphviz rejects the .dot"; fi
+
+# Bad input: exit 2, a single line naming the file, no output file.
+for f in "$bad"/*.json; do
+  "$sator" dot "$f" -o "$tmp/bad.dot" > /dev/null 2> "$tmp/err.txt"
+  status=$?
+  [ "$status" -eq 2 ] || fail "dot $f exited $status, expected 2"
+  [ "$(wc -l < "$tmp/err.txt")" -eq 1 ] || fail "dot $f printed $(wc -l < "$tmp/err.txt") lines"
+  grep -q "$(basename "$f")" "$tmp/err.txt" || fail "message for $f does not name the file"
+  [ ! -e "$tmp/bad.dot" ] || fail "dot $f left an output file"
+  ls "$tmp" | grep -q "bad.dot.tmp" && fail "dot $f left a temporary file"
+  "$sator" info "$f" > /dev/null 2>&1
+  [ $? -eq 2 ] || fail "info $f should exit 2"
+done
+grep -q "node 'y'" <("$sator" info "$bad/shape_mismatch.json" 2>&1) || fail "shape mismatch message lacks the node"
+"$sator" info /nonexistent.json 2> /dev/null; [ $? -eq 2 ] || fail "missing file should exit 2"
+"$sator" info 2> /dev/null; [ $? -eq 2 ] || fail "missing argument should exit 2"
+"$sator" frobnicate 2> /dev/null; [ $? -eq 2 ] || fail "unknown subcommand should exit 2"
+"$sator" dot "$corpus/graphs/zoo_views.infer.g0.json" -o /nonexistent-dir/x.dot 2> /dev/null
+[ $? -eq 2 ] || fail "unwritable output should exit 2"
+
+passed=$(( count + 1 ))
+echo "$passed passed, $failures failed"
+[ "$failures" -eq 0 ]
