@@ -4,13 +4,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include <nlohmann/json.hpp>
-
 #include "ir/graph_io.h"
+#include "ir/json_doc.h"
 
 namespace sator {
-
-using Json = nlohmann::ordered_json;
 
 GraphError::GraphError(std::string file, std::string node, const std::string& message)
     : std::runtime_error(file + (node.empty() ? "" : ": node '" + node + "'") + ": " + message),
@@ -22,33 +19,31 @@ namespace {
 
 constexpr int kMaxValueDepth = 32;
 
-std::string type_name(const Json& j) {
-  if (j.is_number_integer()) return "an integer";
-  if (j.is_number_float()) return "a float";
-  return std::string("a ") + j.type_name();
-}
+using Json = JsonRef;
+
+std::string type_name(const Json& j) { return j.type_name(); }
 
 class Reader {
  public:
   explicit Reader(std::string file) : file_(std::move(file)) {}
 
   Graph read(std::string_view text) {
-    Json doc;
+    std::optional<JsonDoc> parsed;
     try {
-      doc = Json::parse(text);
-    } catch (const Json::parse_error& e) {
+      parsed.emplace(text);
+    } catch (const JsonSyntaxError& e) {
       fail("malformed JSON: " + std::string(e.what()));
     }
+    const Json doc = parsed->root();
     if (!doc.is_object()) fail("the document is " + type_name(doc) + ", expected an object");
     read_header(doc);
-    const Json& nodes = doc["nodes"];
+    const Json nodes = *doc.find("nodes");
     if (!nodes.is_array()) fail("\"nodes\" must be an array");
-    if (nodes.empty()) fail("the graph has no nodes");
+    if (nodes.size() == 0) fail("the graph has no nodes");
     // Every name first, so a reference to a later node is reported as an
     // ordering problem (which is what a cycle looks like) and not as unknown.
-    for (const Json& n : nodes)
-      if (n.is_object())
-        if (auto name = n.find("name"); name != n.end() && name->is_string()) all_names_.insert(name->get<std::string>());
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (auto name = nodes[i].find("name"); name && name->is_string()) all_names_.insert(name->as_string());
     graph_.nodes.reserve(nodes.size());
     for (size_t i = 0; i < nodes.size(); ++i) read_node(nodes[i], i);
     check_output();
@@ -56,31 +51,31 @@ class Reader {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& message) const { throw GraphError(file_, node_, message); }
+  [[noreturn]] void fail(const std::string& message) const { throw GraphError(file_, std::string(node_), message); }
 
   void check_keys(const Json& obj, std::initializer_list<std::string_view> allowed, const std::string& where) {
-    for (const auto& [key, _] : obj.items()) {
+    for (size_t i = 0; i < obj.size(); ++i) {
       bool ok = false;
-      for (auto a : allowed) ok |= key == a;
-      if (!ok) fail("unknown field \"" + key + "\" in " + where);
+      for (auto a : allowed) ok |= obj.key(i) == a;
+      if (!ok) fail("unknown field \"" + std::string(obj.key(i)) + "\" in " + where);
     }
   }
 
-  const Json& require(const Json& obj, const char* key, const std::string& where) {
+  Json require(const Json& obj, const char* key, const std::string& where) {
     auto it = obj.find(key);
-    if (it == obj.end()) fail("missing field \"" + std::string(key) + "\" in " + where);
+    if (!it) fail("missing field \"" + std::string(key) + "\" in " + where);
     return *it;
   }
 
   std::string require_string(const Json& obj, const char* key, const std::string& where) {
-    const Json& v = require(obj, key, where);
+    const Json v = require(obj, key, where);
     if (!v.is_string()) fail("field \"" + std::string(key) + "\" in " + where + " is " + type_name(v) + ", expected a string");
-    return v.get<std::string>();
+    return std::string(v.as_string());
   }
 
   int64_t as_int(const Json& v, const std::string& what) {
-    if (v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)))
-      return v.get<int64_t>();
+    if (v.int_overflow()) fail(what + " is beyond the 64-bit integer range");
+    if (v.is_int()) return v.as_int();
     fail(what + " is " + type_name(v) + ", expected an integer");
   }
 
@@ -88,18 +83,18 @@ class Reader {
     check_keys(doc, {"format", "version", "name", "source", "symbols", "nodes"}, "the document");
     const std::string format = require_string(doc, "format", "the document");
     if (format != "sator.graph") fail("\"format\" is \"" + format + "\", expected \"sator.graph\"");
-    const Json& version = require(doc, "version", "the document");
-    if (!version.is_number_integer() || version.get<int64_t>() != 1)
+    const Json version = require(doc, "version", "the document");
+    if (!version.is_int() || version.as_int() != 1)
       fail("unsupported \"version\" " + version.dump() + " (this sator reads version 1)");
     graph_.name = require_string(doc, "name", "the document");
     require(doc, "nodes", "the document");
-    if (auto it = doc.find("source"); it != doc.end()) {
+    if (auto it = doc.find("source")) {
       if (!it->is_object()) fail("\"source\" must be an object");
       graph_.source_json = it->dump();
     }
-    if (auto it = doc.find("symbols"); it != doc.end()) {
+    if (auto it = doc.find("symbols")) {
       if (!it->is_array()) fail("\"symbols\" must be an array");
-      for (const Json& s : *it) read_symbol(s);
+      for (size_t i = 0; i < it->size(); ++i) read_symbol((*it)[i]);
     }
   }
 
@@ -119,7 +114,7 @@ class Reader {
     sym.hint = as_int(require(s, "hint", where), where + " \"hint\"");
     auto bound = [&](const char* key) -> std::optional<int64_t> {
       auto it = s.find(key);
-      if (it == s.end() || it->is_null()) return std::nullopt;
+      if (!it || it->is_null()) return std::nullopt;
       return as_int(*it, where + " \"" + key + "\"");
     };
     sym.min = bound("min");
@@ -131,7 +126,7 @@ class Reader {
     graph_.symbols.push_back(std::move(sym));
   }
 
-  SymExpr parse_expr(const std::string& text) {
+  SymExpr parse_expr(std::string_view text) {
     auto it = expr_cache_.find(text);
     if (it != expr_cache_.end()) return it->second;
     SymExpr e;
@@ -143,13 +138,14 @@ class Reader {
     std::vector<std::string> names;
     e.collect_symbols(names);
     for (const std::string& n : names)
-      if (!graph_.find_symbol(n)) fail("size expression \"" + text + "\" uses undeclared symbol '" + n + "'");
+      if (!graph_.find_symbol(n))
+        fail("size expression \"" + std::string(text) + "\" uses undeclared symbol '" + n + "'");
     expr_cache_.emplace(text, e);
     return e;
   }
 
   SymExpr read_size(const Json& v, const std::string& what) {
-    if (v.is_string()) return parse_expr(v.get<std::string>());
+    if (v.is_string()) return parse_expr(v.as_string());
     return as_int(v, what);
   }
 
@@ -158,34 +154,50 @@ class Reader {
     return s ? std::optional<int64_t>(s->hint) : std::nullopt;
   }
 
-  TensorType read_tensor(const Json& obj, const std::string& where) {
-    TensorType t;
-    const Json& shape = require(obj, "shape", where);
-    const Json& stride = require(obj, "stride", where);
-    if (!shape.is_array()) fail(where + " \"shape\" must be an array");
-    if (!stride.is_array()) fail(where + " \"stride\" must be an array");
+  // The tensor fields of a node or an output element: all three or none.
+  struct TensorFields {
+    std::optional<Json> shape, stride, dtype;
+    bool any() const { return shape || stride || dtype; }
+  };
+
+  std::optional<int64_t> size_value(const SymExpr& e) const {
+    if (auto c = e.as_constant()) return c;
+    return e.evaluate([this](const std::string& n) { return hint_of(n); });
+  }
+
+  TensorType read_tensor(const TensorFields& f, const char* where) {
+    const std::string w = where;
+    if (!f.shape) fail("missing field \"shape\" in " + w);
+    if (!f.stride) fail("missing field \"stride\" in " + w);
+    if (!f.dtype) fail("missing field \"dtype\" in " + w);
+    const Json shape = *f.shape, stride = *f.stride;
+    if (!shape.is_array()) fail(w + " \"shape\" must be an array");
+    if (!stride.is_array()) fail(w + " \"stride\" must be an array");
     if (shape.size() != stride.size())
-      fail(where + " has " + std::to_string(shape.size()) + " sizes but " + std::to_string(stride.size()) + " strides");
-    if (shape.size() > size_t(kMaxRank)) fail(where + " has rank " + std::to_string(shape.size()) + ", beyond " + std::to_string(kMaxRank));
+      fail(w + " has " + std::to_string(shape.size()) + " sizes but " + std::to_string(stride.size()) + " strides");
+    if (shape.size() > size_t(kMaxRank)) fail(w + " has rank " + std::to_string(shape.size()) + ", beyond " + std::to_string(kMaxRank));
+    TensorType t;
+    t.shape.reserve(shape.size());
+    t.stride.reserve(shape.size());
     int64_t numel = 1;
-    for (const Json& d : shape) {
-      SymExpr e = read_size(d, where + " size");
-      auto value = e.evaluate([this](const std::string& n) { return hint_of(n); });
+    for (size_t k = 0; k < shape.size(); ++k) {
+      SymExpr e = read_size(shape[k], "a size");
+      auto value = size_value(e);
       if (!value || *value < 0 || *value > kMaxDimSize)
-        fail(where + " size " + e.to_string() + " is " + (value && *value < 0 ? "negative" : "absurdly large"));
+        fail(w + " size " + e.to_string() + " is " + (value && *value < 0 ? "negative" : "absurdly large"));
       if (__builtin_mul_overflow(numel, *value, &numel) || numel > kMaxNumel)
-        fail(where + " shape " + shape.dump() + " has an absurd number of elements");
+        fail(w + " shape " + shape.dump() + " has an absurd number of elements");
       t.shape.push_back(std::move(e));
     }
-    for (const Json& d : stride) {
-      SymExpr e = read_size(d, where + " stride");
-      auto value = e.evaluate([this](const std::string& n) { return hint_of(n); });
-      if (!value || *value < 0) fail(where + " stride " + e.to_string() + " is negative or overflows");
+    for (size_t k = 0; k < stride.size(); ++k) {
+      SymExpr e = read_size(stride[k], "a stride");
+      auto value = size_value(e);
+      if (!value || *value < 0) fail(w + " stride " + e.to_string() + " is negative or overflows");
       t.stride.push_back(std::move(e));
     }
-    const std::string dtype = require_string(obj, "dtype", where);
-    auto parsed = parse_dtype(dtype);
-    if (!parsed) fail(where + " has unknown dtype \"" + dtype + "\"");
+    if (!f.dtype->is_string()) fail(w + " \"dtype\" is " + type_name(*f.dtype) + ", expected a string");
+    auto parsed = parse_dtype(f.dtype->as_string());
+    if (!parsed) fail(w + " has unknown dtype \"" + std::string(f.dtype->as_string()) + "\"");
     t.dtype = *parsed;
     return t;
   }
@@ -193,41 +205,47 @@ class Reader {
   Value read_value(const Json& j, int depth) {
     if (depth > kMaxValueDepth) fail("an argument is nested too deeply");
     switch (j.type()) {
-      case Json::value_t::null: return Value::none();
-      case Json::value_t::boolean: return Value::of_bool(j.get<bool>());
-      case Json::value_t::number_integer:
-      case Json::value_t::number_unsigned: return Value::of_int(as_int(j, "an integer argument"));
-      case Json::value_t::number_float: return Value::of_float(j.get<double>());
-      case Json::value_t::string: return Value::of_text(Value::Kind::Str, j.get<std::string>());
-      case Json::value_t::array: {
+      case Json::Type::Null: return Value::none();
+      case Json::Type::Bool: return Value::of_bool(j.as_bool());
+      case Json::Type::Int: return Value::of_int(as_int(j, "an integer argument"));
+      case Json::Type::Float: return Value::of_float(j.as_double());
+      case Json::Type::String: return Value::of_text(Value::Kind::Str, std::string(j.as_string()));
+      case Json::Type::Array: {
         std::vector<Value> items;
         items.reserve(j.size());
-        for (const Json& x : j) items.push_back(read_value(x, depth + 1));
+        for (size_t k = 0; k < j.size(); ++k) items.push_back(read_value(j[k], depth + 1));
         return Value::of_list(std::move(items));
       }
-      case Json::value_t::object: return read_tagged(j);
-      default: fail("unsupported JSON value in an argument");
+      case Json::Type::Object: return read_tagged(j);
     }
+    fail("unsupported JSON value in an argument");
   }
 
   Value read_tagged(const Json& j) {
     if (j.size() != 1) fail("an encoded value must have exactly one key, got " + j.dump());
-    const auto& [key, v] = *j.items().begin();
+    const std::string_view key = j.key(0);
+    const Json v = j.value(0);
     auto text = [&]() -> std::string {
-      if (!v.is_string()) fail("{\"" + key + "\": ...} must hold a string, got " + type_name(v));
-      return v.get<std::string>();
+      if (!v.is_string()) fail("{\"" + std::string(key) + "\": ...} must hold a string, got " + type_name(v));
+      return std::string(v.as_string());
     };
     if (key == "node") {
-      const std::string ref = text();
+      if (!v.is_string()) text();  // reports the type
+      const std::string_view ref = v.as_string();
       if (ref == node_) fail("refers to itself (a cycle)");
       auto it = index_.find(ref);
       if (it == index_.end()) {
-        if (all_names_.count(ref)) fail("refers to node '" + ref + "', which comes later (nodes must be in topological order; a cycle cannot be ordered)");
-        fail("refers to unknown node '" + ref + "'");
+        if (all_names_.count(ref))
+          fail("refers to node '" + std::string(ref) +
+               "', which comes later (nodes must be in topological order; a cycle cannot be ordered)");
+        fail("refers to unknown node '" + std::string(ref) + "'");
       }
       return Value::of_node(it->second);
     }
-    if (key == "sym") return Value::of_sym(parse_expr(text()));
+    if (key == "sym") {
+      if (!v.is_string()) text();
+      return Value::of_sym(parse_expr(v.as_string()));
+    }
     if (key == "float") {
       const std::string f = text();
       if (f == "inf") return Value::of_float(INFINITY);
@@ -248,91 +266,131 @@ class Reader {
       if (!v.is_object()) fail("{\"dict\": ...} must hold an object");
       return Value::of_text(Value::Kind::Dict, v.dump());
     }
-    fail("unknown encoded value {\"" + key + "\": ...}");
+    fail("unknown encoded value {\"" + std::string(key) + "\": ...}");
   }
 
   // A get_attr constant must have the nesting its shape says.
   void check_constant(const Json& v, const std::vector<SymExpr>& shape, size_t dim) {
     if (dim == shape.size()) {
-      if (!(v.is_number() || v.is_boolean())) fail("constant \"value\" holds " + type_name(v) + " where a scalar belongs");
+      if (!(v.is_number() || v.is_bool())) fail("constant \"value\" holds " + type_name(v) + " where a scalar belongs");
       return;
     }
     auto size = shape[dim].as_constant();
     if (!v.is_array() || !size || int64_t(v.size()) != *size)
       fail("constant \"value\" does not match shape " + shape_text(shape));
-    for (const Json& x : v) check_constant(x, shape, dim + 1);
+    for (size_t k = 0; k < v.size(); ++k) check_constant(v[k], shape, dim + 1);
+  }
+
+  struct NodeFields {
+    std::optional<Json> name, op, role, args, kwargs, outputs, symint, target, value;
+    TensorFields tensor;
+    std::optional<std::string_view> unknown;  // the first member not in the format
+  };
+
+  // One pass over a node's members; anything not in the format is reported
+  // once the node's name is known.
+  NodeFields node_fields(const Json& j) {
+    NodeFields f;
+    for (size_t i = 0; i < j.size(); ++i) {
+      const std::string_view k = j.key(i);
+      std::optional<Json>* slot = k == "name"     ? &f.name
+                                  : k == "op"     ? &f.op
+                                  : k == "args"   ? &f.args
+                                  : k == "shape"  ? &f.tensor.shape
+                                  : k == "stride" ? &f.tensor.stride
+                                  : k == "dtype"  ? &f.tensor.dtype
+                                  : k == "kwargs" ? &f.kwargs
+                                  : k == "role"   ? &f.role
+                                  : k == "outputs" ? &f.outputs
+                                  : k == "symint" ? &f.symint
+                                  : k == "target" ? &f.target
+                                  : k == "value"  ? &f.value
+                                                  : nullptr;
+      if (!slot) {
+        if (!f.unknown) f.unknown = k;
+        continue;
+      }
+      *slot = j.value(i);
+    }
+    return f;
   }
 
   void read_node(const Json& j, size_t position) {
-    node_.clear();
-    if (!j.is_object()) fail("node #" + std::to_string(position) + " is " + type_name(j) + ", expected an object");
+    node_ = {};
+    const std::string at = "node #" + std::to_string(position);
+    if (!j.is_object()) fail(at + " is " + type_name(j) + ", expected an object");
+    NodeFields f = node_fields(j);
+    if (!f.name) fail("missing field \"name\" in " + at);
+    if (!f.name->is_string()) fail("field \"name\" in " + at + " is " + type_name(*f.name) + ", expected a string");
+    const std::string_view name = f.name->as_string();
+    if (name.empty()) fail(at + " has an empty name");
+    node_ = name;
+    if (f.unknown) fail("unknown field \"" + std::string(*f.unknown) + "\" in the node");
     Node n;
-    n.name = require_string(j, "name", "node #" + std::to_string(position));
-    if (n.name.empty()) fail("node #" + std::to_string(position) + " has an empty name");
-    node_ = n.name;
-    check_keys(j, {"name", "op", "role", "args", "kwargs", "shape", "stride", "dtype", "outputs", "symint", "target", "value"}, "the node");
-    if (index_.count(n.name)) fail("duplicate node name");
-    n.op = require_string(j, "op", "the node");
+    n.name = std::string(name);
+    if (index_.count(name)) fail("duplicate node name");
+    if (!f.op) fail("missing field \"op\"");
+    if (!f.op->is_string()) fail("field \"op\" is " + type_name(*f.op) + ", expected a string");
+    n.op = std::string(f.op->as_string());
     if (n.op.empty()) fail("empty \"op\"");
     const bool placeholder = n.op == "placeholder";
 
-    if (auto it = j.find("role"); it != j.end()) {
+    if (f.role) {
       if (!placeholder) fail("\"role\" is only allowed on placeholders");
-      const std::string role = it->is_string() ? it->get<std::string>() : "";
+      const std::string_view role = f.role->is_string() ? f.role->as_string() : "";
       if (role == "primal") n.role = Role::Primal;
       else if (role == "tangent") n.role = Role::Tangent;
       else if (role == "input") n.role = Role::Input;
-      else fail("\"role\" must be \"primal\", \"tangent\" or \"input\", got " + it->dump());
+      else fail("\"role\" must be \"primal\", \"tangent\" or \"input\", got " + f.role->dump());
     } else if (placeholder) {
       fail("a placeholder needs a \"role\"");
     }
 
-    auto args = j.find("args");
-    if (placeholder && args != j.end()) fail("a placeholder has no \"args\"");
+    if (placeholder && f.args) fail("a placeholder has no \"args\"");
     if (!placeholder) {
-      if (args == j.end()) fail("missing field \"args\"");
-      if (!args->is_array()) fail("\"args\" is " + type_name(*args) + ", expected an array");
-      for (const Json& a : *args) n.args.push_back(read_value(a, 0));
+      if (!f.args) fail("missing field \"args\"");
+      if (!f.args->is_array()) fail("\"args\" is " + type_name(*f.args) + ", expected an array");
+      n.args.reserve(f.args->size());
+      for (size_t k = 0; k < f.args->size(); ++k) n.args.push_back(read_value((*f.args)[k], 0));
     }
-    if (auto it = j.find("kwargs"); it != j.end()) {
-      if (!it->is_object()) fail("\"kwargs\" is " + type_name(*it) + ", expected an object");
-      for (const auto& [k, v] : it->items()) n.kwargs.emplace_back(k, read_value(v, 0));
+    if (f.kwargs) {
+      if (!f.kwargs->is_object()) fail("\"kwargs\" is " + type_name(*f.kwargs) + ", expected an object");
+      for (size_t k = 0; k < f.kwargs->size(); ++k)
+        n.kwargs.emplace_back(std::string(f.kwargs->key(k)), read_value(f.kwargs->value(k), 0));
     }
 
-    const bool has_shape = j.contains("shape") || j.contains("stride") || j.contains("dtype");
-    const int kinds = int(has_shape) + int(j.contains("outputs")) + int(j.contains("symint"));
+    const int kinds = int(f.tensor.any()) + int(f.outputs.has_value()) + int(f.symint.has_value());
     if (kinds > 1) fail("a node has only one of \"shape\"/\"stride\"/\"dtype\", \"outputs\" and \"symint\"");
-    if (has_shape) {
+    if (f.tensor.any()) {
       n.result = Node::Result::Tensor;
-      n.tensor = read_tensor(j, "the node's");
-    } else if (auto it = j.find("outputs"); it != j.end()) {
+      n.tensor = read_tensor(f.tensor, "the node's");
+    } else if (f.outputs) {
       n.result = Node::Result::Tuple;
-      if (!it->is_array()) fail("\"outputs\" must be an array");
-      for (size_t k = 0; k < it->size(); ++k) n.outputs.push_back(read_slot((*it)[k], k));
-    } else if (auto it = j.find("symint"); it != j.end()) {
+      if (!f.outputs->is_array()) fail("\"outputs\" must be an array");
+      for (size_t k = 0; k < f.outputs->size(); ++k) n.outputs.push_back(read_slot((*f.outputs)[k], k));
+    } else if (f.symint) {
       n.result = Node::Result::SymInt;
-      n.symint = read_size(*it, "\"symint\"");
+      n.symint = read_size(*f.symint, "\"symint\"");
     } else if (placeholder) {
       fail("a placeholder needs \"shape\", \"stride\" and \"dtype\", or \"symint\"");
     }
 
     const bool get_attr = n.op == "get_attr";
-    if (j.contains("target") != get_attr || (j.contains("value") && !get_attr))
+    if (f.target.has_value() != get_attr || (f.value && !get_attr))
       fail(get_attr ? "a get_attr node needs \"target\"" : "\"target\" and \"value\" belong to get_attr nodes only");
     if (get_attr) {
-      const Json& target = j["target"];
-      if (!target.is_string()) fail("\"target\" must be a string");
-      n.target = target.get<std::string>();
-      if (auto it = j.find("value"); it != j.end()) {
-        if (!it->is_null() && n.result == Node::Result::Tensor) check_constant(*it, n.tensor.shape, 0);
-        n.value = read_value(*it, 0);
+      if (!f.target->is_string()) fail("\"target\" must be a string");
+      n.target = std::string(f.target->as_string());
+      if (f.value) {
+        if (!f.value->is_null() && n.result == Node::Result::Tensor) check_constant(*f.value, n.tensor.shape, 0);
+        n.value = read_value(*f.value, 0);
       }
     }
     if (n.op == "output" && seen_output_) fail("a second output node");
     if (n.op == "output") seen_output_ = true;
     else if (seen_output_) fail("a node after the output node");
 
-    index_.emplace(n.name, static_cast<NodeId>(graph_.nodes.size()));
+    index_.emplace(name, static_cast<NodeId>(graph_.nodes.size()));
     graph_.nodes.push_back(std::move(n));
   }
 
@@ -344,17 +402,17 @@ class Reader {
     if (j.contains("scalar")) {
       check_keys(j, {"scalar"}, where);
       slot.kind = OutputSlot::Kind::Scalar;
-      slot.scalar = read_value(j["scalar"], 0);
+      slot.scalar = read_value(*j.find("scalar"), 0);
       return slot;
     }
     check_keys(j, {"shape", "stride", "dtype"}, where);
     slot.kind = OutputSlot::Kind::Tensor;
-    slot.tensor = read_tensor(j, where);
+    slot.tensor = read_tensor(TensorFields{j.find("shape"), j.find("stride"), j.find("dtype")}, where.c_str());
     return slot;
   }
 
   void check_output() {
-    node_.clear();
+    node_ = {};
     if (!seen_output_) fail("the graph has no output node");
     const Node& out = graph_.nodes.back();
     node_ = out.name;
@@ -362,11 +420,12 @@ class Reader {
   }
 
   std::string file_;
-  std::string node_;  // the node being read, for messages
+  // Views into the JSON document's strings, which outlive the reader's use.
+  std::string_view node_;  // the node being read, for messages
   Graph graph_;
-  std::unordered_map<std::string, NodeId> index_;
-  std::unordered_set<std::string> all_names_;
-  std::unordered_map<std::string, SymExpr> expr_cache_;
+  std::unordered_map<std::string_view, NodeId> index_;
+  std::unordered_set<std::string_view> all_names_;
+  std::unordered_map<std::string_view, SymExpr> expr_cache_;
   bool seen_output_ = false;
 
 };

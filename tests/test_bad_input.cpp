@@ -97,7 +97,7 @@ TEST_CASE("symbols and sizes", "[bad]") {
   refused(test::document(R"({"name":"x","op":"placeholder","role":"input","shape":[1073741824,1073741824],"stride":[1,1],"dtype":"float32"},)" + kOut),
           "x", "absurd number of elements");
   refused(with_node(R"({"name":"y","op":"aten.view.default","args":[{"node":"x"},[18446744073709551615]],"shape":[4,8],"stride":[8,1],"dtype":"float32"})"),
-          "y", "expected an integer");
+          "y", "beyond the 64-bit integer range");
 }
 
 TEST_CASE("values and constants", "[bad]") {
