@@ -1,4 +1,5 @@
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
@@ -438,6 +439,8 @@ Graph read_graph_text(std::string_view text, const std::string& file_label) {
 }
 
 Graph read_graph_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw GraphError(path, "", "is a directory, expected a sator.graph JSON file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw GraphError(path, "", "cannot open the file");
   std::ostringstream buf;

@@ -1,5 +1,6 @@
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <unistd.h>
 
@@ -123,6 +124,8 @@ std::string write_graph_text(const Graph& g) {
 }
 
 void write_file_atomic(const std::string& path, std::string_view contents) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw GraphError(path, "", "is a directory; give a file name to write");
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

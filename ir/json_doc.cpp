@@ -14,6 +14,7 @@ class JsonParser {
   JsonParser(JsonDoc& doc, std::string_view text) : doc_(doc), text_(text) {}
 
   void parse() {
+    if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;  // RFC 8259 lets a parser ignore a byte-order mark
     skip_space();
     doc_.slots_.emplace_back();  // the root is slot 0
     parse_value(0, 0);
@@ -44,6 +45,13 @@ class JsonParser {
   }
 
   bool at_end() const { return pos_ >= text_.size(); }
+
+  static std::string describe_char(char c) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7F) return std::string("character '") + c + "'";
+    static const char* kHex = "0123456789abcdef";
+    return std::string("byte 0x") + kHex[u >> 4] + kHex[u & 15];
+  }
   char peek() const { return at_end() ? '\0' : text_[pos_]; }
 
   void expect_word(std::string_view word) {
@@ -68,7 +76,7 @@ class JsonParser {
       case 'n': expect_word("null"); doc_.slots_[slot].type = Type::Null; return;
       default:
         if (peek() == '-' || (peek() >= '0' && peek() <= '9')) return parse_number(slot);
-        fail(std::string("unexpected character '") + peek() + "'");
+        fail("unexpected " + describe_char(peek()));
     }
   }
 

@@ -12,7 +12,7 @@ namespace {
 
 std::string describe_result(const Node& n) {
   switch (n.result) {
-    case Node::Result::None: return "nothing";
+    case Node::Result::None: return "no result (no \"shape\", \"outputs\" or \"symint\")";
     case Node::Result::Tensor: return "a tensor";
     case Node::Result::Tuple: return "a tuple";
     case Node::Result::SymInt: return "a symbolic int";
