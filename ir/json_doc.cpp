@@ -394,6 +394,9 @@ void dump_string(std::string& out, std::string_view s) {
     const unsigned char u = static_cast<unsigned char>(c);
     if (c == '"') out += "\\\"";
     else if (c == '\\') out += "\\\\";
+    else if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
     else if (u < 0x20) {
       static const char* kHex = "0123456789abcdef";
       out += "\\u00";

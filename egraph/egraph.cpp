@@ -1,0 +1,264 @@
+#include "egraph/egraph.h"
+
+#include <algorithm>
+
+#include "egraph/explain.h"
+
+namespace sator::eg {
+
+namespace {
+
+// Canonical children of a node being added, without a heap allocation for
+// the common small arities.
+class ChildBuffer {
+ public:
+  explicit ChildBuffer(size_t n) : heap_(n > kInline ? n : 0) {}
+  Id* data() { return heap_.empty() ? inline_ : heap_.data(); }
+
+ private:
+  static constexpr size_t kInline = 8;
+  Id inline_[kInline];
+  std::vector<Id> heap_;
+};
+
+}  // namespace
+
+EGraph::EGraph(Analysis* analysis) : analysis_(analysis) {}
+EGraph::~EGraph() = default;
+
+void EGraph::enable_explanations() {
+  if (store_.size() != 0) throw std::logic_error("explanations must be enabled before the first add");
+  explain_ = std::make_unique<Explain>(*this);
+}
+
+Id EGraph::find(Id id) const {
+  while (uf_[id] != id) id = uf_[id];
+  return id;
+}
+
+Id EGraph::find_mut(Id id) {
+  Id root = id;
+  while (uf_[root] != root) root = uf_[root];
+  while (uf_[id] != root) {  // path compression
+    const Id next = uf_[id];
+    uf_[id] = root;
+    id = next;
+  }
+  return root;
+}
+
+std::span<const Id> EGraph::classes_with_op(OpId op) const {
+  if (op + 1 >= op_class_begin_.size()) return {};
+  return {op_class_ids_.data() + op_class_begin_[op], op_class_begin_[op + 1] - op_class_begin_[op]};
+}
+
+std::optional<Id> EGraph::lookup(OpId op, AttrId attr, std::span<const Id> children) const {
+  ChildBuffer buf(children.size());
+  Id* canon = buf.data();
+  for (size_t i = 0; i < children.size(); ++i) canon[i] = find(children[i]);
+  std::span<const Id> key(canon, children.size());
+  const Id n = hashcons_.find(store_, op, attr, key, Hashcons::hash(op, attr, key));
+  if (n == kNoId) return std::nullopt;
+  return find(n);
+}
+
+Id EGraph::add(OpId op, AttrId attr, std::span<const Id> children) {
+  return find(add_uncanonical(op, attr, children));
+}
+
+Id EGraph::add_uncanonical(OpId op, AttrId attr, std::span<const Id> children) {
+  ChildBuffer buf(children.size());
+  Id* canon = buf.data();
+  for (size_t i = 0; i < children.size(); ++i) canon[i] = find_mut(children[i]);
+  std::span<const Id> key(canon, children.size());
+  const uint32_t h = Hashcons::hash(op, attr, key);
+  const Id existing = hashcons_.find(store_, op, attr, key, h);
+  if (existing != kNoId) {
+    if (!explain_) return existing;
+    // With explanations every distinct term as written gets its own id,
+    // joined to the existing class by congruence, so proofs can name it.
+    if (Id seen = explain_->term_id(op, attr, children); seen != kNoId) return seen;
+    const Id id = store_.push(op, attr, key);
+    uf_.push_back(id);
+    slot_.push_back(kNoId);
+    explain_->add_term(id, op, attr, children);
+    uf_[id] = find_mut(existing);
+    explain_->record_union(existing, id, {}, /*congruence=*/true);
+    return id;
+  }
+  const Id id = store_.push(op, attr, key);
+  make_class(id);
+  hashcons_.insert(id, h);
+  ++egg_memo_size_;
+  if (explain_) explain_->add_term(id, op, attr, children);
+  if (analysis_) {
+    analysis_->make(*this, id);
+    analysis_->modify(*this, id);
+  }
+  return id;
+}
+
+Id EGraph::make_class(Id node) {
+  uf_.push_back(node);
+  slot_.push_back(static_cast<Id>(classes_.size()));
+  classes_.push_back(Class{{node}, {}});
+  slot_owner_.push_back(node);
+  for (Id child : store_.children(node)) cls(child).parents.push_back(node);
+  // The children are canonical now, but unions before the next rebuild may
+  // make them stale: rebuild re-canonicalizes everything on this list.
+  pending_.push_back(node);
+  ++total_class_nodes_;
+  return node;
+}
+
+bool EGraph::union_classes(Id a, Id b, std::string_view reason) { return perform_union(a, b, reason, false); }
+
+bool EGraph::perform_union(Id a, Id b, std::string_view reason, bool congruence) {
+  Id r1 = find_mut(a), r2 = find_mut(b);
+  if (r1 == r2) return false;
+  if (cls(r1).parents.size() < cls(r2).parents.size()) std::swap(r1, r2);  // fewer parents to re-examine
+  if (explain_) explain_->record_union(a, b, reason, congruence);
+  uf_[r2] = r1;
+
+  // Take class r2 out of the dense class array (the last class fills its slot).
+  const Id s2 = slot_[r2];
+  Class c2 = std::move(classes_[s2]);
+  const Id last = static_cast<Id>(classes_.size() - 1);
+  if (s2 != last) {
+    classes_[s2] = std::move(classes_[last]);
+    slot_owner_[s2] = slot_owner_[last];
+    slot_[slot_owner_[s2]] = s2;
+  }
+  classes_.pop_back();
+  slot_owner_.pop_back();
+  slot_[r2] = kNoId;
+
+  Class& c1 = cls(r1);
+  pending_.insert(pending_.end(), c2.parents.begin(), c2.parents.end());
+  if (analysis_) {
+    const DidMerge did = analysis_->merge(r1, r2);
+    if (did.first) analysis_pending_.extend(c1.parents);
+    if (did.second) analysis_pending_.extend(c2.parents);
+  }
+  if (c1.nodes.size() < c2.nodes.size()) std::swap(c1.nodes, c2.nodes);
+  c1.nodes.insert(c1.nodes.end(), c2.nodes.begin(), c2.nodes.end());
+  if (c1.parents.size() < c2.parents.size()) std::swap(c1.parents, c2.parents);
+  c1.parents.insert(c1.parents.end(), c2.parents.begin(), c2.parents.end());
+  if (r1 >= is_dirty_.size()) is_dirty_.resize(uf_.size() + 1024, 0);
+  if (!is_dirty_[r1]) {
+    is_dirty_[r1] = 1;
+    dirty_.push_back(r1);
+  }
+  ++stats_.unions;
+  if (analysis_) analysis_->modify(*this, r1);
+  return true;
+}
+
+void EGraph::process_unions() {
+  while (!pending_.empty() || !analysis_pending_.empty()) {
+    while (!pending_.empty()) {
+      const Id n = pending_.back();
+      pending_.pop_back();
+      const OpId op = store_.op(n);
+      const AttrId attr = store_.attr(n);
+      std::span<Id> kids = store_.mutable_children(n);
+      const uint32_t old_h = Hashcons::hash(op, attr, kids);
+      bool changed = false;
+      for (Id& c : kids) {
+        const Id r = find_mut(c);
+        changed |= r != c;
+        c = r;
+      }
+      if (!changed) continue;  // its key is still current
+      hashcons_.erase(n, old_h);
+      const Id home = find_mut(n);
+      if (home >= is_dirty_.size()) is_dirty_.resize(uf_.size() + 1024, 0);
+      if (!is_dirty_[home]) {
+        is_dirty_[home] = 1;
+        dirty_.push_back(home);
+      }
+      const uint32_t h = Hashcons::hash(op, attr, kids);
+      const Id other = hashcons_.find(store_, op, attr, kids, h);
+      if (other == kNoId) {
+        hashcons_.insert(n, h);
+        ++egg_memo_size_;
+      } else if (perform_union(other, n, {}, /*congruence=*/true)) {
+        ++stats_.congruence_unions;
+      }
+    }
+    while (!analysis_pending_.empty()) {
+      const Id n = analysis_pending_.pop();
+      const Id c = find_mut(n);
+      const DidMerge did = analysis_->merge_node(*this, c, n);
+      if (did.first) {
+        analysis_pending_.extend(cls(c).parents);
+        analysis_->modify(*this, c);
+      }
+    }
+  }
+}
+
+void EGraph::rebuild_classes() {
+  for (Id id : dirty_) {
+    is_dirty_[id] = 0;
+    if (!is_canonical(id)) continue;  // merged away: its root is on the list too
+    std::vector<Id>& nodes = cls(id).nodes;
+    std::sort(nodes.begin(), nodes.end(), [this](Id a, Id b) { return store_.less(a, b); });
+    auto end = std::unique(nodes.begin(), nodes.end(), [this](Id a, Id b) { return store_.same(a, b); });
+    total_class_nodes_ -= static_cast<size_t>(nodes.end() - end);
+    nodes.erase(end, nodes.end());
+  }
+  dirty_.clear();
+
+  // Class list and the per-operator index (compressed rows), in id order.
+  class_ids_.assign(slot_owner_.begin(), slot_owner_.end());
+  std::sort(class_ids_.begin(), class_ids_.end());
+  // Calls fn(op, class) once per distinct operator of each class.
+  auto for_each_class_op = [this](auto&& fn) {
+    for (Id c : class_ids_) {
+      OpId prev = kNoId;
+      for (Id n : cls(c).nodes) {
+        const OpId op = store_.op(n);
+        if (op != prev) fn(op, c);
+        prev = op;
+      }
+    }
+  };
+  std::vector<uint32_t> count;
+  for_each_class_op([&](OpId op, Id) {
+    if (op >= count.size()) count.resize(op + 1, 0);
+    ++count[op];
+  });
+  op_class_begin_.assign(count.size() + 1, 0);
+  for (size_t i = 0; i < count.size(); ++i) op_class_begin_[i + 1] = op_class_begin_[i] + count[i];
+  op_class_ids_.resize(op_class_begin_.back());
+  std::vector<uint32_t> fill(op_class_begin_.begin(), op_class_begin_.end() - 1);
+  for_each_class_op([&](OpId op, Id c) { op_class_ids_[fill[op]++] = c; });
+}
+
+size_t EGraph::rebuild() {
+  const uint64_t before = stats_.congruence_unions;
+  process_unions();
+  rebuild_classes();
+  ++stats_.rebuilds;
+  return static_cast<size_t>(stats_.congruence_unions - before);
+}
+
+void EGraph::retain_class_nodes(Id id, const std::function<bool(Id)>& keep) {
+  std::vector<Id>& nodes = cls(find_mut(id)).nodes;
+  const size_t before = nodes.size();
+  std::erase_if(nodes, [&](Id n) { return !keep(n); });
+  total_class_nodes_ -= before - nodes.size();
+}
+
+size_t EGraph::memory_bytes() const {
+  size_t bytes = store_.memory_bytes() + hashcons_.memory_bytes() + analysis_pending_.memory_bytes();
+  bytes += (uf_.capacity() + slot_.capacity() + slot_owner_.capacity() + pending_.capacity() + dirty_.capacity() +
+            class_ids_.capacity() + op_class_ids_.capacity() + op_class_begin_.capacity()) *
+           sizeof(Id);
+  bytes += is_dirty_.capacity() + classes_.capacity() * sizeof(Class);
+  for (const Class& c : classes_) bytes += (c.nodes.capacity() + c.parents.capacity()) * sizeof(Id);
+  return bytes;
+}
+
+}  // namespace sator::eg

@@ -1,0 +1,61 @@
+// Rewrite rules: a searcher (one pattern, or several sharing variables), an
+// applier (a pattern, or a C++ builder), and conditions checked per match.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "egraph/matcher.h"
+
+namespace sator::eg {
+
+// A substitution: the class bound to each variable, by variable index.
+struct Subst {
+  const Id* values;
+  Id operator[](uint32_t var) const { return values[var]; }
+};
+
+using Condition = std::function<bool(EGraph&, Id eclass, Subst)>;
+// Builds the right-hand side; returns the class to union with the match's
+// class, or kNoId for none.
+using Builder = std::function<Id(EGraph&, Id eclass, Subst)>;
+
+class Rewrite {
+ public:
+  // `searcher` may hold several patterns separated by ';' (a multi-pattern).
+  Rewrite(std::string name, Language& lang, std::string_view searcher, std::string_view applier,
+          std::vector<Condition> conditions = {});
+  Rewrite(std::string name, Language& lang, std::string_view searcher, Builder builder,
+          std::vector<Condition> conditions = {});
+
+  const std::string& name() const { return name_; }
+  Rewrite& add_condition(Condition c) {
+    conditions_.push_back(std::move(c));
+    return *this;
+  }
+  uint32_t var(std::string_view name) const;  // index of "?x"; throws if unknown
+  const std::vector<std::string>& vars() const { return vars_; }
+  const std::vector<Pattern>& searcher() const { return searcher_; }
+  const Pattern* applier() const { return applier_.empty() ? nullptr : &applier_.front(); }
+
+  void search(const EGraph& g, Matches& out, size_t limit = SIZE_MAX) const { program_.search(g, out, limit); }
+  // Applies every match; returns how many changed the e-graph.
+  size_t apply(EGraph& g, const Matches& matches) const;
+
+ private:
+  void parse_searcher(Language& lang, std::string_view text);
+
+  std::string name_;
+  std::vector<std::string> vars_;
+  std::vector<Pattern> searcher_;
+  std::vector<Pattern> applier_;  // empty when a builder is used
+  Builder builder_;
+  std::vector<Condition> conditions_;
+  Program program_;
+};
+
+// Instantiates pattern `p` under substitution `s`, adding its nodes.
+Id instantiate_pattern(EGraph& g, const Pattern& p, Subst s, bool uncanonical = false);
+
+}  // namespace sator::eg
