@@ -240,6 +240,10 @@ size_t EGraph::rebuild() {
   const uint64_t before = stats_.congruence_unions;
   process_unions();
   rebuild_classes();
+  // Work lists peak during a rebuild; do not keep that memory between them.
+  if (pending_.capacity() > (1u << 16)) pending_ = std::vector<Id>();
+  if (dirty_.capacity() > (1u << 16)) dirty_ = std::vector<Id>();
+  analysis_pending_.release();
   ++stats_.rebuilds;
   return static_cast<size_t>(stats_.congruence_unions - before);
 }
@@ -251,14 +255,29 @@ void EGraph::retain_class_nodes(Id id, const std::function<bool(Id)>& keep) {
   total_class_nodes_ -= before - nodes.size();
 }
 
+std::vector<std::pair<std::string, size_t>> EGraph::memory_breakdown() const {
+  auto ids = [](const std::vector<Id>& v) { return v.capacity() * sizeof(Id); };
+  size_t lists = 0, parents = 0;
+  for (const Class& c : classes_) {
+    lists += c.nodes.capacity() * sizeof(Id);
+    parents += c.parents.capacity() * sizeof(Id);
+  }
+  return {
+      {"node store (op, attr, children)", store_.memory_bytes()},
+      {"hashcons", hashcons_.memory_bytes()},
+      {"union-find and class slots", ids(uf_) + ids(slot_) + ids(slot_owner_)},
+      {"class headers", classes_.capacity() * sizeof(Class)},
+      {"class node lists", lists},
+      {"class parent lists", parents},
+      {"operator index and class list", ids(op_class_ids_) + op_class_begin_.capacity() * sizeof(uint32_t) + ids(class_ids_)},
+      {"work lists", ids(pending_) + ids(dirty_) + is_dirty_.capacity() + analysis_pending_.memory_bytes()},
+  };
+}
+
 size_t EGraph::memory_bytes() const {
-  size_t bytes = store_.memory_bytes() + hashcons_.memory_bytes() + analysis_pending_.memory_bytes();
-  bytes += (uf_.capacity() + slot_.capacity() + slot_owner_.capacity() + pending_.capacity() + dirty_.capacity() +
-            class_ids_.capacity() + op_class_ids_.capacity() + op_class_begin_.capacity()) *
-           sizeof(Id);
-  bytes += is_dirty_.capacity() + classes_.capacity() * sizeof(Class);
-  for (const Class& c : classes_) bytes += (c.nodes.capacity() + c.parents.capacity()) * sizeof(Id);
-  return bytes;
+  size_t total = 0;
+  for (const auto& [name, bytes] : memory_breakdown()) total += bytes;
+  return total;
 }
 
 }  // namespace sator::eg

@@ -109,8 +109,10 @@ class EGraph {
   // given). Returns an empty string when they hold, else what is broken.
   std::string check_invariants(const std::function<std::string(const EGraph&, Id)>& check_analysis = {}) const;
 
-  // Bytes held by the e-graph's own structures (capacities, not sizes).
+  // Bytes held by the e-graph's own structures (capacities, not sizes), in
+  // total and per structure.
   size_t memory_bytes() const;
+  std::vector<std::pair<std::string, size_t>> memory_breakdown() const;
 
  private:
   Id make_class(Id node);

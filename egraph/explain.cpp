@@ -30,23 +30,24 @@ uint32_t Explain::intern_reason(std::string_view r) {
   return static_cast<uint32_t>(reasons_.size() - 1);
 }
 
-// Reverses the edges from x to its root, so that x becomes the root.
+// Reverses the edges from x to its root, so that x becomes the root. A
+// reversed edge is walked the other way, so its rule direction flips.
 void Explain::reroot(Id x) {
   Id prev = kNoId;
-  uint32_t prev_reason = 0;
+  Edge carried{};
   Id cur = x;
   while (cur != kNoId) {
     const Edge old = forest_[cur];
-    forest_[cur] = Edge{prev, prev_reason};
+    forest_[cur] = Edge{prev, carried.reason, !carried.forward};
     prev = cur;
-    prev_reason = old.reason;
+    carried = old;
     cur = old.parent;
   }
 }
 
 void Explain::record_union(Id a, Id b, std::string_view reason, bool congruence) {
   reroot(a);
-  forest_[a] = Edge{b, congruence ? 0u : intern_reason(reason)};
+  forest_[a] = Edge{b, congruence ? 0u : intern_reason(reason), true};
   ++edges_;
 }
 
@@ -80,9 +81,11 @@ void Explain::flatten(Id a, Id b, const Language& lang, std::vector<Step>& out, 
   if (lca == kNoId) throw std::logic_error("explain: the terms are not equal");
   // Edges a -> ... -> lca (forward), then lca -> ... -> b (backward).
   std::vector<std::tuple<Id, Id, uint32_t, bool>> edges;
-  for (Id x = a; x != lca; x = forest_[x].parent) edges.emplace_back(x, forest_[x].parent, forest_[x].reason, true);
+  for (Id x = a; x != lca; x = forest_[x].parent)
+    edges.emplace_back(x, forest_[x].parent, forest_[x].reason, forest_[x].forward);
   std::vector<std::tuple<Id, Id, uint32_t, bool>> down;
-  for (Id x = b; x != lca; x = forest_[x].parent) down.emplace_back(forest_[x].parent, x, forest_[x].reason, false);
+  for (Id x = b; x != lca; x = forest_[x].parent)
+    down.emplace_back(forest_[x].parent, x, forest_[x].reason, !forest_[x].forward);
   edges.insert(edges.end(), down.rbegin(), down.rend());
 
   for (const auto& [from, to, reason, forward] : edges) {

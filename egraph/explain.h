@@ -47,6 +47,7 @@ class Explain {
   struct Edge {
     Id parent = kNoId;
     uint32_t reason = 0;  // index into reasons_; 0 is congruence
+    bool forward = true;  // this node -> parent applies the rule left to right
   };
   void reroot(Id x);
   std::vector<Id> path_to_root(Id x) const;

@@ -31,9 +31,21 @@ void Program::compile_root(const Pattern& p, std::vector<int64_t>& var_reg, uint
     const PatternNode& n = p.nodes()[pn];
     const uint32_t out = next_reg;
     next_reg += static_cast<uint32_t>(n.children.size());
-    code_.push_back(Instr{Kind::Bind, n.term.any_attr, static_cast<uint16_t>(n.children.size()), reg, out, n.term.op,
-                          n.term.attr});
-    for (size_t i = 0; i < n.children.size(); ++i) {
+    Instr bind{Kind::Bind, n.term.any_attr, static_cast<uint16_t>(n.children.size()), reg, out, n.term.op, n.term.attr};
+    // A first child that is an already-bound variable narrows the node range
+    // by binary search (nodes are sorted by children too), instead of a
+    // Compare after enumerating every node: joins like (+ (* ?x ?y) (* ?x ?z))
+    // become a lookup rather than a product.
+    size_t first = 0;
+    if (!n.children.empty() && !n.term.any_attr) {
+      const PatternNode& c0 = p.nodes()[n.children[0]];
+      if (c0.is_var && var_reg[c0.var] >= 0) {
+        bind.eq = static_cast<uint32_t>(var_reg[c0.var]);
+        first = 1;
+      }
+    }
+    code_.push_back(bind);
+    for (size_t i = first; i < n.children.size(); ++i) {
       const uint32_t r = out + static_cast<uint32_t>(i);
       const PatternNode& c = p.nodes()[n.children[i]];
       if (c.is_var) {
@@ -109,14 +121,24 @@ struct Program::Run {
       case Kind::Bind: {
         const std::span<const Id> nodes = g.class_nodes(regs[in.a]);
         const NodeStore& store = g.nodes();
-        // Nodes are sorted by (op, attr): skip to the first with this op.
-        auto it = std::lower_bound(nodes.begin(), nodes.end(), in.op, [&](Id n, OpId op) { return store.op(n) < op; });
-        for (; it != nodes.end() && store.op(*it) == in.op; ++it) {
-          if (!in.any_attr && store.attr(*it) != in.attr) {
-            if (store.attr(*it) > in.attr) break;
-            continue;
-          }
-          if (store.arity(*it) != in.arity) continue;
+        // Class nodes are sorted by (op, arity, attr, children): the nodes
+        // this instruction wants form one contiguous range.
+        const uint32_t oa = NodeStore::op_arity_key(in.op, in.arity);
+        const Id eq = in.eq == kNoReg ? 0 : regs[in.eq];
+        auto before = [&](Id n) {  // n sorts before the wanted range
+          if (store.op_arity(n) != oa) return store.op_arity(n) < oa;
+          if (in.any_attr) return false;
+          if (store.attr(n) != in.attr) return store.attr(n) < in.attr;
+          return in.eq != kNoReg && store.first_child(n) < eq;
+        };
+        auto inside = [&](Id n) {
+          return store.op_arity(n) == oa && (in.any_attr || store.attr(n) == in.attr) &&
+                 (in.eq == kNoReg || store.first_child(n) == eq);
+        };
+        auto it = nodes.begin();
+        if (nodes.size() > 8) it = std::partition_point(nodes.begin(), nodes.end(), before);
+        else while (it != nodes.end() && before(*it)) ++it;
+        for (; it != nodes.end() && inside(*it); ++it) {
           const std::span<const Id> kids = store.children(*it);
           std::copy(kids.begin(), kids.end(), regs.begin() + in.b);
           step(pc + 1);
@@ -130,10 +152,12 @@ struct Program::Run {
       case Kind::Lookup:
         if (regs[in.a] == ground[in.b]) step(pc + 1);
         return;
-      case Kind::Yield:
+      case Kind::Yield: {
         out.classes.push_back(regs[0]);
-        for (uint32_t r : prog.var_reg_) out.substs.push_back(regs[r]);
+        Id* dst = out.substs.grow(prog.var_reg_.size());
+        for (uint32_t r : prog.var_reg_) *dst++ = regs[r];
         return;
+      }
     }
   }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "egraph/egraph.h"
+#include "egraph/id_buffer.h"
 #include "egraph/pattern.h"
 
 namespace sator::eg {
@@ -19,8 +20,8 @@ namespace sator::eg {
 // substs[i * num_vars ...].
 struct Matches {
   uint32_t num_vars = 0;
-  std::vector<Id> classes;
-  std::vector<Id> substs;
+  IdBuffer classes;
+  IdBuffer substs;
 
   size_t size() const { return classes.size(); }
   bool empty() const { return classes.empty(); }
@@ -53,7 +54,9 @@ class Program {
     uint32_t b = 0;    // Bind: first output register; Compare: second register; Lookup: ground term index
     OpId op = 0;       // Scan (kNoId: every class) / Bind
     AttrId attr = 0;
+    uint32_t eq = kNoReg;  // Bind: the first child must equal this register
   };
+  static constexpr uint32_t kNoReg = ~0u;
   struct Ground {
     const Pattern* pattern;
     uint32_t node;

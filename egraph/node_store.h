@@ -27,6 +27,10 @@ class NodeStore {
 
   size_t size() const { return recs_.size(); }
   OpId op(Id n) const { return recs_[n].op_arity >> 12; }
+  // op << 12 | arity: the primary sort key of class node lists.
+  uint32_t op_arity(Id n) const { return recs_[n].op_arity; }
+  static uint32_t op_arity_key(OpId op, uint32_t arity) { return op << 12 | arity; }
+  Id first_child(Id n) const { return arena_[recs_[n].begin]; }
   AttrId attr(Id n) const { return recs_[n].attr; }
   uint32_t arity(Id n) const { return recs_[n].op_arity & kMaxArity; }
   std::span<const Id> children(Id n) const { return {arena_.data() + recs_[n].begin, arity(n)}; }

@@ -48,7 +48,10 @@ Iteration Runner::run_one(EGraph& g, const std::vector<Rewrite>& rules) {
     }
   }
   const size_t i = iterations_.size();
-  std::vector<Matches> matches(rules.size());
+  // Match buffers keep their memory from one iteration to the next.
+  std::vector<Matches>& matches = matches_;
+  matches.resize(rules.size());
+  for (Matches& m : matches) m.clear();
   const auto ts = std::chrono::steady_clock::now();
   for (size_t r = 0; r < rules.size() && result == StopReason::None; ++r) {
     scheduler_->search(i, g, rules[r], r, matches[r]);

@@ -57,6 +57,7 @@ class Runner {
   std::unique_ptr<Scheduler> scheduler_;
   std::vector<Hook> hooks_;
   std::vector<Iteration> iterations_;
+  std::vector<Matches> matches_;  // one buffer per rule, reused across iterations
   StopReason stop_ = StopReason::None;
   std::string stop_message_;
   std::chrono::steady_clock::time_point start_;

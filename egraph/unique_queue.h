@@ -29,6 +29,10 @@ class UniqueQueue {
     }
     return id;
   }
+  // Frees the item buffer when empty (the membership flags stay).
+  void release() {
+    if (empty() && items_.capacity() > (1u << 16)) items_ = std::vector<Id>();
+  }
   size_t memory_bytes() const { return items_.capacity() * sizeof(Id) + queued_.capacity(); }
 
  private:

@@ -76,14 +76,17 @@ DidMerge ConstantFold::merge_data(Constant& into, Constant from) {
 void ConstantFold::modify(EGraph& g, Id id) {
   const Constant c = data(g.find(id));  // a copy: adding nodes grows the data table
   if (!c.known) return;
+  // Terms as written (egg's union_instantiations), so a proof shows the fold
+  // as (+ 2 2) -> 4 rather than whatever term represents the class.
   Id lhs;
   if (c.op == eg::kNoId) {
-    lhs = g.add(lang_.num, lang_.number(c.value), {});
+    lhs = g.add_uncanonical(lang_.num, lang_.number(c.value), {});
   } else {
-    const Id kids[2] = {g.add(lang_.num, lang_.number(c.lhs), {}), g.add(lang_.num, lang_.number(c.rhs), {})};
-    lhs = g.add(c.op, eg::kNoAttr, kids);
+    const Id kids[2] = {g.add_uncanonical(lang_.num, lang_.number(c.lhs), {}),
+                        g.add_uncanonical(lang_.num, lang_.number(c.rhs), {})};
+    lhs = g.add_uncanonical(c.op, eg::kNoAttr, kids);
   }
-  const Id rhs = g.add(lang_.num, lang_.number(c.value), {});
+  const Id rhs = g.add_uncanonical(lang_.num, lang_.number(c.value), {});
   g.union_classes(lhs, rhs, "constant_fold");
   // Pruning: a class known to be a constant keeps only its leaves.
   g.retain_class_nodes(id, [&](Id n) { return lang_.is_leaf(g.op(n)); });

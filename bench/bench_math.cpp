@@ -1,0 +1,146 @@
+// egg's math_ematching_bench workload on sator's engine: the 7 expressions of
+// egg/tests/math.rs, its 36 rules and constant folding, the simple scheduler
+// (no backoff), 8 iterations (egg's bench_egraph with EGG_ITER_LIMIT=8).
+//
+// The node limit. egg's bench stops at 1,000,000 hashcons entries, checked
+// after each rule's apply; in its 8th iteration egg crossed it after
+// assoc-mul (the 4th rule), ending at 632,085 nodes / 255,984 classes. How
+// many entries a rule's apply creates depends on the order matches are
+// applied in (a node added before a union of its child is added again after
+// it): egg applies in hash-set order, sator in class-id order, which leaves
+// 1,051,805 entries after assoc-add against egg's < 1,000,000, so with 1M
+// sator would stop one rule earlier. With the limit at 1,100,000 sator stops
+// after the same rule as egg, does the same work, and reaches the same e-graph
+// (shuffling the match order instead gives ~945k after assoc-add and the same
+// stop under 1M; see docs/benchmarks.md).
+//
+//   build/bench/bench_math --report        per-iteration sizes and phase times
+//   build/bench/bench_math --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "egraph/runner.h"
+#include "math_lang.h"
+
+using namespace sator;
+
+namespace {
+
+constexpr size_t kNodeLimit = 1100000;
+
+const char* kExprs[] = {
+    "(i (ln x) x)",
+    "(i (+ x (cos x)) x)",
+    "(i (* (cos x) x) x)",
+    "(d x (+ 1 (* 2 x)))",
+    "(d x (- (pow x 3) (* 7 (pow x 2))))",
+    "(+ (* y (+ x y)) (- (+ x 2) (+ x x)))",
+    "(/ 1 (- (/ (+ 1 (sqrt five)) 2) (/ (- 1 (sqrt five)) 2)))",
+};
+
+struct Workload {
+  math::MathLanguage lang;
+  math::ConstantFold fold{lang};
+  eg::EGraph g{&fold};
+  std::vector<eg::Rewrite> rules = math::rules(lang, fold);
+  eg::Runner runner;
+
+  explicit Workload(size_t iters = 8) {
+    runner.with_scheduler(std::make_unique<eg::SimpleScheduler>())
+        .with_iter_limit(iters)
+        .with_node_limit(kNodeLimit)
+        .with_time_limit(1000);
+    for (const char* e : kExprs) math::add_expr(g, lang, e);
+  }
+  void run() { runner.run(g, rules); }
+};
+
+void BM_MathSaturate8(benchmark::State& state) {
+  size_t nodes = 0, classes = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto w = std::make_unique<Workload>();
+    state.ResumeTiming();
+    w->run();
+    nodes = w->g.total_class_nodes();
+    classes = w->g.num_classes();
+    state.PauseTiming();
+    w.reset();  // freeing is not part of the run
+    state.ResumeTiming();
+  }
+  state.counters["nodes"] = static_cast<double>(nodes);
+  state.counters["classes"] = static_cast<double>(classes);
+}
+BENCHMARK(BM_MathSaturate8)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// Searching single patterns on the final e-graph.
+Workload& saturated() {
+  static Workload* w = [] {
+    auto* x = new Workload;  // lives for the whole process
+    x->run();
+    return x;
+  }();
+  return *w;
+}
+
+// fresh: a new result buffer per search (what egg's Pattern::search does);
+// reused: one buffer cleared between searches (what sator's Runner does).
+void search_pattern(benchmark::State& state, const char* text, bool reuse) {
+  Workload& w = saturated();
+  std::vector<std::string> vars;
+  eg::Pattern p = eg::Pattern::parse(text, w.lang, vars);
+  const eg::Program prog = eg::Program::compile({&p}, static_cast<uint32_t>(vars.size()));
+  size_t n = 0;
+  eg::Matches kept;
+  if (reuse) prog.search(w.g, kept);  // warm: the buffer has its capacity
+  for (auto _ : state) {
+    eg::Matches fresh;
+    eg::Matches& m = reuse ? kept : fresh;
+    m.clear();
+    prog.search(w.g, m);
+    n = m.size();
+    benchmark::DoNotOptimize(m.classes.data());
+  }
+  state.counters["matches"] = static_cast<double>(n);
+}
+BENCHMARK_CAPTURE(search_pattern, assoc_add_fresh, "(+ (+ ?x ?y) ?z)", false)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(search_pattern, assoc_add_reused, "(+ (+ ?x ?y) ?z)", true)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(search_pattern, factor_fresh, "(+ (* ?x ?y) (* ?x ?z))", false)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(search_pattern, factor_reused, "(+ (* ?x ?y) (* ?x ?z))", true)->Unit(benchmark::kMillisecond);
+
+int report() {
+  Workload w;
+  w.run();
+  std::printf("iter  nodes(start)  classes(start)  matches  applied  search_s  apply_s  rebuild_s\n");
+  double s = 0, a = 0, r = 0;
+  for (size_t i = 0; i < w.runner.iterations().size(); ++i) {
+    const eg::Iteration& it = w.runner.iterations()[i];
+    std::printf("%4zu  %12zu  %14zu  %7zu  %7zu  %8.4f  %7.4f  %9.4f\n", i + 1, it.nodes, it.classes, it.matches,
+                it.applied, it.search_s, it.apply_s, it.rebuild_s);
+    s += it.search_s, a += it.apply_s, r += it.rebuild_s;
+  }
+  std::printf("after: %zu nodes, %zu classes, egg-memo %zu, hashcons %zu, node ids %zu\n", w.g.total_class_nodes(),
+              w.g.num_classes(), w.g.egg_memo_size(), w.g.hashcons_size(), w.g.num_nodes());
+  std::printf("stop: %s; total %.4f s (search %.4f, apply %.4f, rebuild %.4f)\n",
+              eg::stop_reason_name(w.runner.stop_reason()), s + a + r, s, a, r);
+  const size_t bytes = w.g.memory_bytes();
+  std::printf("memory: %zu bytes in the e-graph = %.1f bytes per class node (analysis data not counted)\n", bytes,
+              static_cast<double>(bytes) / static_cast<double>(w.g.total_class_nodes()));
+  for (const auto& [name, b] : w.g.memory_breakdown())
+    std::printf("  %-34s %10zu bytes  %6.1f per node\n", name.c_str(), b,
+                static_cast<double>(b) / static_cast<double>(w.g.total_class_nodes()));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--report") == 0) return report();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
