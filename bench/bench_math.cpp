@@ -14,11 +14,13 @@
 // (shuffling the match order instead gives ~945k after assoc-add and the same
 // stop under 1M; see docs/benchmarks.md).
 //
-//   build/bench/bench_math --report        per-iteration sizes and phase times
+//   build/bench/bench_math --report 7      per-iteration sizes, memory, median phase times of 7 runs
 //   build/bench/bench_math --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "egraph/runner.h"
@@ -110,27 +112,51 @@ BENCHMARK_CAPTURE(search_pattern, assoc_add_reused, "(+ (+ ?x ?y) ?z)", true)->U
 BENCHMARK_CAPTURE(search_pattern, factor_fresh, "(+ (* ?x ?y) (* ?x ?z))", false)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(search_pattern, factor_reused, "(+ (* ?x ?y) (* ?x ?z))", true)->Unit(benchmark::kMillisecond);
 
-int report() {
-  Workload w;
-  w.run();
-  std::printf("iter  nodes(start)  classes(start)  matches  applied  search_s  apply_s  rebuild_s\n");
-  double s = 0, a = 0, r = 0;
-  for (size_t i = 0; i < w.runner.iterations().size(); ++i) {
-    const eg::Iteration& it = w.runner.iterations()[i];
-    std::printf("%4zu  %12zu  %14zu  %7zu  %7zu  %8.4f  %7.4f  %9.4f\n", i + 1, it.nodes, it.classes, it.matches,
-                it.applied, it.search_s, it.apply_s, it.rebuild_s);
-    s += it.search_s, a += it.apply_s, r += it.rebuild_s;
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Runs the workload `repeats` times; prints the per-iteration table of the
+// last run and the median of each phase's total over all runs.
+int report(int repeats) {
+  std::vector<double> search, apply, rebuild, total;
+  std::vector<size_t> first_sizes;
+  for (int rep = 0; rep < repeats; ++rep) {
+    Workload w;
+    w.run();
+    double s = 0, a = 0, r = 0;
+    std::vector<size_t> sizes;
+    for (const eg::Iteration& it : w.runner.iterations()) {
+      s += it.search_s, a += it.apply_s, r += it.rebuild_s;
+      sizes.push_back(it.nodes);
+    }
+    sizes.push_back(w.g.total_class_nodes());
+    if (rep == 0) first_sizes = sizes;
+    if (sizes != first_sizes) {
+      std::printf("sizes differ between runs\n");
+      return 1;
+    }
+    search.push_back(s), apply.push_back(a), rebuild.push_back(r), total.push_back(s + a + r);
+    if (rep + 1 < repeats) continue;
+    std::printf("iter  nodes(start)  classes(start)  matches  applied  search_s  apply_s  rebuild_s\n");
+    for (size_t i = 0; i < w.runner.iterations().size(); ++i) {
+      const eg::Iteration& it = w.runner.iterations()[i];
+      std::printf("%4zu  %12zu  %14zu  %7zu  %7zu  %8.4f  %7.4f  %9.4f\n", i + 1, it.nodes, it.classes, it.matches,
+                  it.applied, it.search_s, it.apply_s, it.rebuild_s);
+    }
+    std::printf("after: %zu nodes, %zu classes, egg-memo %zu, hashcons %zu, node ids %zu; stop: %s\n",
+                w.g.total_class_nodes(), w.g.num_classes(), w.g.egg_memo_size(), w.g.hashcons_size(), w.g.num_nodes(),
+                eg::stop_reason_name(w.runner.stop_reason()));
+    const size_t bytes = w.g.memory_bytes();
+    std::printf("memory: %zu bytes in the e-graph = %.1f bytes per class node (analysis data not counted)\n", bytes,
+                static_cast<double>(bytes) / static_cast<double>(w.g.total_class_nodes()));
+    for (const auto& [name, b] : w.g.memory_breakdown())
+      std::printf("  %-34s %10zu bytes  %6.1f per node\n", name.c_str(), b,
+                  static_cast<double>(b) / static_cast<double>(w.g.total_class_nodes()));
   }
-  std::printf("after: %zu nodes, %zu classes, egg-memo %zu, hashcons %zu, node ids %zu\n", w.g.total_class_nodes(),
-              w.g.num_classes(), w.g.egg_memo_size(), w.g.hashcons_size(), w.g.num_nodes());
-  std::printf("stop: %s; total %.4f s (search %.4f, apply %.4f, rebuild %.4f)\n",
-              eg::stop_reason_name(w.runner.stop_reason()), s + a + r, s, a, r);
-  const size_t bytes = w.g.memory_bytes();
-  std::printf("memory: %zu bytes in the e-graph = %.1f bytes per class node (analysis data not counted)\n", bytes,
-              static_cast<double>(bytes) / static_cast<double>(w.g.total_class_nodes()));
-  for (const auto& [name, b] : w.g.memory_breakdown())
-    std::printf("  %-34s %10zu bytes  %6.1f per node\n", name.c_str(), b,
-                static_cast<double>(b) / static_cast<double>(w.g.total_class_nodes()));
+  std::printf("median of %d runs: total %.3f s (search %.3f, apply %.3f, rebuild %.3f)\n", repeats, median(total),
+              median(search), median(apply), median(rebuild));
   return 0;
 }
 
@@ -138,7 +164,7 @@ int report() {
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
-    if (std::strcmp(argv[i], "--report") == 0) return report();
+    if (std::strcmp(argv[i], "--report") == 0) return report(i + 1 < argc ? std::atoi(argv[i + 1]) : 1);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -101,7 +101,7 @@ Id EGraph::add_uncanonical(OpId op, AttrId attr, std::span<const Id> children) {
 Id EGraph::make_class(Id node) {
   uf_.push_back(node);
   slot_.push_back(static_cast<Id>(classes_.size()));
-  classes_.push_back(Class{{node}, {}});
+  classes_.push_back(Class{SmallIds(node), SmallIds()});
   slot_owner_.push_back(node);
   for (Id child : store_.children(node)) cls(child).parents.push_back(node);
   // The children are canonical now, but unions before the next rebuild may
@@ -140,10 +140,10 @@ bool EGraph::perform_union(Id a, Id b, std::string_view reason, bool congruence)
     if (did.first) analysis_pending_.extend(c1.parents);
     if (did.second) analysis_pending_.extend(c2.parents);
   }
-  if (c1.nodes.size() < c2.nodes.size()) std::swap(c1.nodes, c2.nodes);
-  c1.nodes.insert(c1.nodes.end(), c2.nodes.begin(), c2.nodes.end());
-  if (c1.parents.size() < c2.parents.size()) std::swap(c1.parents, c2.parents);
-  c1.parents.insert(c1.parents.end(), c2.parents.begin(), c2.parents.end());
+  if (c1.nodes.capacity() < c2.nodes.capacity()) c1.nodes.swap(c2.nodes);  // append into the bigger block
+  c1.nodes.append(c2.nodes);
+  if (c1.parents.capacity() < c2.parents.capacity()) c1.parents.swap(c2.parents);
+  c1.parents.append(c2.parents);
   if (r1 >= is_dirty_.size()) is_dirty_.resize(uf_.size() + 1024, 0);
   if (!is_dirty_[r1]) {
     is_dirty_[r1] = 1;
@@ -202,11 +202,11 @@ void EGraph::rebuild_classes() {
   for (Id id : dirty_) {
     is_dirty_[id] = 0;
     if (!is_canonical(id)) continue;  // merged away: its root is on the list too
-    std::vector<Id>& nodes = cls(id).nodes;
+    SmallIds& nodes = cls(id).nodes;
     std::sort(nodes.begin(), nodes.end(), [this](Id a, Id b) { return store_.less(a, b); });
-    auto end = std::unique(nodes.begin(), nodes.end(), [this](Id a, Id b) { return store_.same(a, b); });
+    Id* end = std::unique(nodes.begin(), nodes.end(), [this](Id a, Id b) { return store_.same(a, b); });
     total_class_nodes_ -= static_cast<size_t>(nodes.end() - end);
-    nodes.erase(end, nodes.end());
+    nodes.truncate(static_cast<uint32_t>(end - nodes.begin()));
   }
   dirty_.clear();
 
@@ -249,26 +249,23 @@ size_t EGraph::rebuild() {
 }
 
 void EGraph::retain_class_nodes(Id id, const std::function<bool(Id)>& keep) {
-  std::vector<Id>& nodes = cls(find_mut(id)).nodes;
-  const size_t before = nodes.size();
-  std::erase_if(nodes, [&](Id n) { return !keep(n); });
-  total_class_nodes_ -= before - nodes.size();
+  total_class_nodes_ -= cls(find_mut(id)).nodes.erase_if([&](Id n) { return !keep(n); });
 }
 
 std::vector<std::pair<std::string, size_t>> EGraph::memory_breakdown() const {
   auto ids = [](const std::vector<Id>& v) { return v.capacity() * sizeof(Id); };
   size_t lists = 0, parents = 0;
   for (const Class& c : classes_) {
-    lists += c.nodes.capacity() * sizeof(Id);
-    parents += c.parents.capacity() * sizeof(Id);
+    lists += c.nodes.heap_bytes();
+    parents += c.parents.heap_bytes();
   }
   return {
       {"node store (op, attr, children)", store_.memory_bytes()},
       {"hashcons", hashcons_.memory_bytes()},
       {"union-find and class slots", ids(uf_) + ids(slot_) + ids(slot_owner_)},
-      {"class headers", classes_.capacity() * sizeof(Class)},
-      {"class node lists", lists},
-      {"class parent lists", parents},
+      {"class headers (with inline lists)", classes_.capacity() * sizeof(Class)},
+      {"class node lists (heap)", lists},
+      {"class parent lists (heap)", parents},
       {"operator index and class list", ids(op_class_ids_) + op_class_begin_.capacity() * sizeof(uint32_t) + ids(class_ids_)},
       {"work lists", ids(pending_) + ids(dirty_) + is_dirty_.capacity() + analysis_pending_.memory_bytes()},
   };

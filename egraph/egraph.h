@@ -28,6 +28,7 @@
 #include "egraph/hashcons.h"
 #include "egraph/id.h"
 #include "egraph/node_store.h"
+#include "egraph/small_ids.h"
 #include "egraph/unique_queue.h"
 
 namespace sator::eg {
@@ -37,8 +38,8 @@ class Explain;
 class EGraph {
  public:
   struct Class {
-    std::vector<Id> nodes;    // member nodes; sorted and unique after rebuild
-    std::vector<Id> parents;  // nodes that have this class as a child (may repeat)
+    SmallIds nodes;    // member nodes; sorted and unique after rebuild
+    SmallIds parents;  // nodes that have this class as a child (may repeat)
   };
 
   struct Stats {

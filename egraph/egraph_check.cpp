@@ -18,6 +18,11 @@ std::string EGraph::check_invariants(const std::function<std::string(const EGrap
   std::vector<Id> roots(slot_owner_.begin(), slot_owner_.end());
   std::sort(roots.begin(), roots.end());
   if (roots != class_ids_) return "class_ids() is stale";
+  std::vector<std::vector<Id>> sorted_parents(classes_.size());
+  for (size_t i = 0; i < classes_.size(); ++i) {
+    sorted_parents[i].assign(classes_[i].parents.begin(), classes_[i].parents.end());
+    std::sort(sorted_parents[i].begin(), sorted_parents[i].end());
+  }
   for (Id c : class_ids_) {
     if (!is_canonical(c)) return "class " + std::to_string(c) + " is not canonical";
     const Class& k = classes_[slot_[c]];
@@ -29,8 +34,7 @@ std::string EGraph::check_invariants(const std::function<std::string(const EGrap
       if (i > 0 && !store_.less(k.nodes[i - 1], n)) return "class " + std::to_string(c) + " is not sorted and unique";
       for (Id child : children(n)) {
         if (!is_canonical(child)) return node_text(n) + " has a non-canonical child";
-        const auto& parents = classes_[slot_[child]].parents;
-        if (std::find(parents.begin(), parents.end(), n) == parents.end())
+        if (!std::binary_search(sorted_parents[slot_[child]].begin(), sorted_parents[slot_[child]].end(), n))
           return node_text(n) + " is missing from its child's parent list";
       }
       // Hashcons and congruence: the key maps to a node of this very class.

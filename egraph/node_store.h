@@ -38,8 +38,11 @@ class NodeStore {
 
   bool equals(Id n, OpId op, AttrId attr, std::span<const Id> children) const {
     const Rec& r = recs_[n];
-    return (r.op_arity >> 12) == op && r.attr == attr && (r.op_arity & kMaxArity) == children.size() &&
-           (children.empty() || std::memcmp(arena_.data() + r.begin, children.data(), children.size() * sizeof(Id)) == 0);
+    if ((r.op_arity >> 12) != op || r.attr != attr || (r.op_arity & kMaxArity) != children.size()) return false;
+    const Id* mine = arena_.data() + r.begin;
+    for (size_t i = 0; i < children.size(); ++i)  // arities are small: no memcmp call
+      if (mine[i] != children[i]) return false;
+    return true;
   }
   bool same(Id a, Id b) const { return equals(a, op(b), attr(b), children(b)); }
 

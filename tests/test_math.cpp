@@ -24,16 +24,28 @@ void check_invariants(MathRun& r) {
   CHECK(why.empty());
 }
 
+// A hook that checks the invariants before every iteration, i.e. after every
+// rebuild (and stops the run with the failure, if any).
+void check_every_rebuild(MathRun& r) {
+  r.runner.with_hook([&r](const eg::Runner&, const eg::EGraph& g) -> std::optional<std::string> {
+    std::string why = g.check_invariants([&r](const eg::EGraph& gg, Id c) { return r.fold.check(gg, c); });
+    if (why.empty()) return std::nullopt;
+    return "invariant broken: " + why;
+  });
+}
+
 void prove(const Case& c) {
   INFO(c.name);
   MathRun r;
   if (c.configure) c.configure(r.runner);
+  check_every_rebuild(r);
   const auto rules = math::rules(r.lang, r.fold);
   REQUIRE(rules.size() == 36);
   r.run(rules, c.start, c.goals, true, c.extra);
   INFO(r.runner.report(r.g));
   CHECK(r.missing(c.goals).empty());
   CHECK(r.runner.stop_reason() == eg::StopReason::Other);  // stopped by the goal hook
+  CHECK(r.runner.stop_message() == "Done");              // not by a broken invariant
   check_invariants(r);
 }
 
@@ -102,4 +114,53 @@ TEST_CASE("assoc_mul_saturates", "[math]") {
   add_expr(r.g, r.lang, "(* x 1)");
   CHECK(r.runner.run(r.g, rules) == eg::StopReason::Saturated);
   check_invariants(r);
+}
+
+TEST_CASE("the backoff scheduler bans explosive rules and unbans them before stopping", "[math][runner]") {
+  MathRun r;
+  auto backoff = std::make_unique<eg::BackoffScheduler>(/*match_limit=*/8, /*ban_length=*/2);
+  eg::BackoffScheduler* sched = backoff.get();
+  r.runner.with_scheduler(std::move(backoff)).with_iter_limit(12).with_node_limit(50000);
+  const auto rules = math::rules(r.lang, r.fold);
+  add_expr(r.g, r.lang, "(+ p (+ q (+ r (+ s t))))");
+  r.runner.run(r.g, rules);
+  // add-zero ("?a") matches every class: more than 8 from the first iteration.
+  size_t add_zero = 0;
+  while (rules[add_zero].name() != "add-zero") ++add_zero;
+  CHECK(sched->times_banned(add_zero) >= 1);
+  // While banned it found no matches to apply: some iteration saw fewer matches
+  // than there were classes, though add-zero alone would match them all.
+  bool skipped = false;
+  for (const eg::Iteration& it : r.runner.iterations()) skipped |= it.matches < it.classes;
+  CHECK(skipped);
+  CHECK(r.g.check_invariants().empty());
+
+  // With the simple scheduler nothing is banned: every class matches add-zero.
+  MathRun s;
+  s.runner.with_scheduler(std::make_unique<eg::SimpleScheduler>()).with_iter_limit(2);
+  add_expr(s.g, s.lang, "(+ p (+ q (+ r (+ s t))))");
+  s.runner.run(s.g, math::rules(s.lang, s.fold));
+  for (const eg::Iteration& it : s.runner.iterations()) CHECK(it.matches >= 2 * it.classes);
+}
+
+TEST_CASE("runner limits stop the run with the right reason", "[math][runner]") {
+  {
+    MathRun r;
+    r.runner.with_node_limit(300);
+    r.run(math::rules(r.lang, r.fold), "(i (* (cos x) x) x)", {"nothing-like-this"}, false);
+    CHECK(r.runner.stop_reason() == eg::StopReason::NodeLimit);
+  }
+  {
+    MathRun r;
+    r.runner.with_iter_limit(2);
+    r.run(math::rules(r.lang, r.fold), "(i (* (cos x) x) x)", {}, false);
+    CHECK(r.runner.stop_reason() == eg::StopReason::IterationLimit);
+    CHECK(r.runner.iterations().size() == 2);
+  }
+  {
+    MathRun r;
+    r.runner.with_time_limit(0.0);
+    r.run(math::rules(r.lang, r.fold), "(i (* (cos x) x) x)", {}, false);
+    CHECK(r.runner.stop_reason() == eg::StopReason::TimeLimit);
+  }
 }
