@@ -15,12 +15,14 @@
 // stop under 1M; see docs/benchmarks.md).
 //
 //   build/bench/bench_math --report 7      per-iteration sizes, memory, median phase times of 7 runs
+//     [--node-limit N] [--order ids|shuffled|reversed]   (the order matches are applied in)
 //   build/bench/bench_math --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <cstring>
 
 #include "egraph/runner.h"
@@ -42,6 +44,33 @@ const char* kExprs[] = {
     "(/ 1 (- (/ (+ 1 (sqrt five)) 2) (/ (- 1 (sqrt five)) 2)))",
 };
 
+// The simple scheduler, applying each rule's matches in a chosen order (to
+// show how the order changes the hashcons growth that egg's node limit reads).
+enum class Order { Ids, Shuffled, Reversed };
+class OrderedScheduler : public eg::Scheduler {
+ public:
+  explicit OrderedScheduler(Order order) : order_(order) {}
+  void search(size_t, const eg::EGraph& g, const eg::Rewrite& rw, size_t, eg::Matches& out) override {
+    rw.search(g, out);
+    if (order_ == Order::Ids) return;
+    std::vector<size_t> perm(out.size());
+    for (size_t i = 0; i < perm.size(); ++i) perm[i] = i;
+    if (order_ == Order::Reversed) std::reverse(perm.begin(), perm.end());
+    else std::shuffle(perm.begin(), perm.end(), rng_);
+    eg::Matches sorted;
+    sorted.num_vars = out.num_vars;
+    for (size_t i : perm) {
+      sorted.classes.push_back(out.classes[i]);
+      for (uint32_t v = 0; v < out.num_vars; ++v) sorted.substs.push_back(out.subst(i)[v]);
+    }
+    out = std::move(sorted);
+  }
+
+ private:
+  Order order_;
+  std::mt19937 rng_{1};
+};
+
 struct Workload {
   math::MathLanguage lang;
   math::ConstantFold fold{lang};
@@ -49,10 +78,10 @@ struct Workload {
   std::vector<eg::Rewrite> rules = math::rules(lang, fold);
   eg::Runner runner;
 
-  explicit Workload(size_t iters = 8) {
-    runner.with_scheduler(std::make_unique<eg::SimpleScheduler>())
-        .with_iter_limit(iters)
-        .with_node_limit(kNodeLimit)
+  explicit Workload(size_t node_limit = kNodeLimit, Order order = Order::Ids) {
+    runner.with_scheduler(std::make_unique<OrderedScheduler>(order))
+        .with_iter_limit(8)
+        .with_node_limit(node_limit)
         .with_time_limit(1000);
     for (const char* e : kExprs) math::add_expr(g, lang, e);
   }
@@ -119,11 +148,11 @@ double median(std::vector<double> v) {
 
 // Runs the workload `repeats` times; prints the per-iteration table of the
 // last run and the median of each phase's total over all runs.
-int report(int repeats) {
+int report(int repeats, size_t node_limit, Order order) {
   std::vector<double> search, apply, rebuild, total;
   std::vector<size_t> first_sizes;
   for (int rep = 0; rep < repeats; ++rep) {
-    Workload w;
+    Workload w(node_limit, order);
     w.run();
     double s = 0, a = 0, r = 0;
     std::vector<size_t> sizes;
@@ -148,10 +177,13 @@ int report(int repeats) {
     std::printf("after: %zu nodes, %zu classes, egg-memo %zu, hashcons %zu, node ids %zu; stop: %s\n",
                 w.g.total_class_nodes(), w.g.num_classes(), w.g.egg_memo_size(), w.g.hashcons_size(), w.g.num_nodes(),
                 eg::stop_reason_name(w.runner.stop_reason()));
-    const size_t bytes = w.g.memory_bytes();
-    std::printf("memory: %zu bytes in the e-graph = %.1f bytes per class node (analysis data not counted)\n", bytes,
+    const size_t analysis = w.fold.memory_bytes();
+    const size_t bytes = w.g.memory_bytes() + analysis;
+    std::printf("memory: %zu bytes = %.1f bytes per class node (e-graph and constant-folding data)\n", bytes,
                 static_cast<double>(bytes) / static_cast<double>(w.g.total_class_nodes()));
-    for (const auto& [name, b] : w.g.memory_breakdown())
+    auto parts = w.g.memory_breakdown();
+    parts.emplace_back("analysis data (constant folding)", analysis);
+    for (const auto& [name, b] : parts)
       std::printf("  %-34s %10zu bytes  %6.1f per node\n", name.c_str(), b,
                   static_cast<double>(b) / static_cast<double>(w.g.total_class_nodes()));
   }
@@ -163,8 +195,19 @@ int report(int repeats) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
-    if (std::strcmp(argv[i], "--report") == 0) return report(i + 1 < argc ? std::atoi(argv[i + 1]) : 1);
+  int repeats = 0;
+  size_t node_limit = kNodeLimit;
+  Order order = Order::Ids;
+  for (int i = 1; i + 1 < argc + 1; ++i) {
+    const bool has_value = i + 1 < argc;
+    if (std::strcmp(argv[i], "--report") == 0) repeats = has_value ? std::atoi(argv[i + 1]) : 1;
+    if (std::strcmp(argv[i], "--node-limit") == 0 && has_value) node_limit = std::strtoull(argv[i + 1], nullptr, 10);
+    if (std::strcmp(argv[i], "--order") == 0 && has_value)
+      order = std::strcmp(argv[i + 1], "shuffled") == 0   ? Order::Shuffled
+              : std::strcmp(argv[i + 1], "reversed") == 0 ? Order::Reversed
+                                                           : Order::Ids;
+  }
+  if (repeats > 0) return report(repeats, node_limit, order);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -32,28 +32,53 @@ class Analysis {
   // Recomputes node `node`'s data and merges it into class `into`.
   virtual DidMerge merge_node(const EGraph& g, Id into, Id node) = 0;
   virtual void modify(EGraph&, Id) {}
+  virtual size_t memory_bytes() const { return 0; }
 };
 
 // The usual way to write an analysis: a Data type, make and merge on values.
+// Data is kept for live classes only: a class merged away frees its entry for
+// the next new class, so memory follows the number of classes, not of ids.
 template <class Data>
 class TypedAnalysis : public Analysis {
  public:
-  const Data& data(Id canonical) const { return data_[canonical]; }
-  Data& data(Id canonical) { return data_[canonical]; }
+  const Data& data(Id canonical) const { return pool_[where_[canonical]]; }
+  Data& data(Id canonical) { return pool_[where_[canonical]]; }
 
   virtual Data make_data(const EGraph& g, Id node) = 0;
   virtual DidMerge merge_data(Data& into, Data from) = 0;
 
   void make(const EGraph& g, Id id) final {
     Data d = make_data(g, id);
-    if (data_.size() <= id) data_.resize(id + 1);
-    data_[id] = std::move(d);
+    uint32_t slot;
+    if (!free_.empty()) {
+      slot = free_.back();
+      free_.pop_back();
+      pool_[slot] = std::move(d);
+    } else {
+      slot = static_cast<uint32_t>(pool_.size());
+      pool_.push_back(std::move(d));
+    }
+    if (where_.size() <= id) where_.resize(static_cast<size_t>(id) + 1);
+    where_[id] = slot;
   }
-  DidMerge merge(Id into, Id from) final { return merge_data(data_[into], std::move(data_[from])); }
-  DidMerge merge_node(const EGraph& g, Id into, Id node) final { return merge_data(data_[into], make_data(g, node)); }
+  DidMerge merge(Id into, Id from) final {
+    const uint32_t gone = where_[from];
+    const DidMerge did = merge_data(pool_[where_[into]], std::move(pool_[gone]));
+    free_.push_back(gone);
+    return did;
+  }
+  DidMerge merge_node(const EGraph& g, Id into, Id node) final {
+    Data d = make_data(g, node);
+    return merge_data(pool_[where_[into]], std::move(d));
+  }
+  size_t memory_bytes() const override {
+    return where_.capacity() * sizeof(uint32_t) + pool_.capacity() * sizeof(Data) + free_.capacity() * sizeof(uint32_t);
+  }
 
  private:
-  std::vector<Data> data_;
+  std::vector<uint32_t> where_;  // class id -> entry in pool_
+  std::vector<Data> pool_;
+  std::vector<uint32_t> free_;
 };
 
 }  // namespace sator::eg

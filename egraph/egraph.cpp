@@ -1,6 +1,7 @@
 #include "egraph/egraph.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "egraph/explain.h"
 
@@ -32,16 +33,16 @@ void EGraph::enable_explanations() {
 }
 
 Id EGraph::find(Id id) const {
-  while (uf_[id] != id) id = uf_[id];
+  while (!(link_[id] & kRoot)) id = link_[id];
   return id;
 }
 
 Id EGraph::find_mut(Id id) {
   Id root = id;
-  while (uf_[root] != root) root = uf_[root];
-  while (uf_[id] != root) {  // path compression
-    const Id next = uf_[id];
-    uf_[id] = root;
+  while (!(link_[root] & kRoot)) root = link_[root];
+  while (id != root) {  // path compression
+    const Id next = link_[id];
+    link_[id] = root;
     id = next;
   }
   return root;
@@ -79,10 +80,8 @@ Id EGraph::add_uncanonical(OpId op, AttrId attr, std::span<const Id> children) {
     // joined to the existing class by congruence, so proofs can name it.
     if (Id seen = explain_->term_id(op, attr, children); seen != kNoId) return seen;
     const Id id = store_.push(op, attr, key);
-    uf_.push_back(id);
-    slot_.push_back(kNoId);
+    link_.push_back(find_mut(existing));  // not a class of its own: a term in that one
     explain_->add_term(id, op, attr, children);
-    uf_[id] = find_mut(existing);
     explain_->record_union(existing, id, {}, /*congruence=*/true);
     return id;
   }
@@ -99,8 +98,8 @@ Id EGraph::add_uncanonical(OpId op, AttrId attr, std::span<const Id> children) {
 }
 
 Id EGraph::make_class(Id node) {
-  uf_.push_back(node);
-  slot_.push_back(static_cast<Id>(classes_.size()));
+  if (node >= kRoot) throw std::length_error("e-graph is full (2^31 ids)");
+  link_.push_back(kRoot | static_cast<Id>(classes_.size()));
   classes_.push_back(Class{SmallIds(node), SmallIds()});
   slot_owner_.push_back(node);
   for (Id child : store_.children(node)) cls(child).parents.push_back(node);
@@ -118,20 +117,18 @@ bool EGraph::perform_union(Id a, Id b, std::string_view reason, bool congruence)
   if (r1 == r2) return false;
   if (cls(r1).parents.size() < cls(r2).parents.size()) std::swap(r1, r2);  // fewer parents to re-examine
   if (explain_) explain_->record_union(a, b, reason, congruence);
-  uf_[r2] = r1;
-
   // Take class r2 out of the dense class array (the last class fills its slot).
-  const Id s2 = slot_[r2];
+  const Id s2 = slot(r2);
+  link_[r2] = r1;
   Class c2 = std::move(classes_[s2]);
   const Id last = static_cast<Id>(classes_.size() - 1);
   if (s2 != last) {
     classes_[s2] = std::move(classes_[last]);
     slot_owner_[s2] = slot_owner_[last];
-    slot_[slot_owner_[s2]] = s2;
+    link_[slot_owner_[s2]] = kRoot | s2;
   }
   classes_.pop_back();
   slot_owner_.pop_back();
-  slot_[r2] = kNoId;
 
   Class& c1 = cls(r1);
   pending_.insert(pending_.end(), c2.parents.begin(), c2.parents.end());
@@ -144,7 +141,7 @@ bool EGraph::perform_union(Id a, Id b, std::string_view reason, bool congruence)
   c1.nodes.append(c2.nodes);
   if (c1.parents.capacity() < c2.parents.capacity()) c1.parents.swap(c2.parents);
   c1.parents.append(c2.parents);
-  if (r1 >= is_dirty_.size()) is_dirty_.resize(uf_.size() + 1024, 0);
+  if (r1 >= is_dirty_.size()) is_dirty_.resize(link_.size() + 1024, 0);
   if (!is_dirty_[r1]) {
     is_dirty_[r1] = 1;
     dirty_.push_back(r1);
@@ -159,20 +156,17 @@ void EGraph::process_unions() {
     while (!pending_.empty()) {
       const Id n = pending_.back();
       pending_.pop_back();
+      std::span<Id> kids = store_.mutable_children(n);
+      bool stale = false;  // most entries are repeats whose key is already current
+      for (Id c : kids) stale |= !is_canonical(c);
+      if (!stale) continue;
       const OpId op = store_.op(n);
       const AttrId attr = store_.attr(n);
-      std::span<Id> kids = store_.mutable_children(n);
       const uint32_t old_h = Hashcons::hash(op, attr, kids);
-      bool changed = false;
-      for (Id& c : kids) {
-        const Id r = find_mut(c);
-        changed |= r != c;
-        c = r;
-      }
-      if (!changed) continue;  // its key is still current
+      for (Id& c : kids) c = find_mut(c);
       hashcons_.erase(n, old_h);
       const Id home = find_mut(n);
-      if (home >= is_dirty_.size()) is_dirty_.resize(uf_.size() + 1024, 0);
+      if (home >= is_dirty_.size()) is_dirty_.resize(link_.size() + 1024, 0);
       if (!is_dirty_[home]) {
         is_dirty_[home] = 1;
         dirty_.push_back(home);
@@ -262,7 +256,7 @@ std::vector<std::pair<std::string, size_t>> EGraph::memory_breakdown() const {
   return {
       {"node store (op, attr, children)", store_.memory_bytes()},
       {"hashcons", hashcons_.memory_bytes()},
-      {"union-find and class slots", ids(uf_) + ids(slot_) + ids(slot_owner_)},
+      {"union-find and class slots", ids(link_) + ids(slot_owner_)},
       {"class headers (with inline lists)", classes_.capacity() * sizeof(Class)},
       {"class node lists (heap)", lists},
       {"class parent lists (heap)", parents},

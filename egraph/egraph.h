@@ -73,14 +73,14 @@ class EGraph {
   // --- reading ------------------------------------------------------------
   Id find(Id id) const;
   Id find_mut(Id id);
-  bool is_canonical(Id id) const { return uf_[id] == id; }
+  bool is_canonical(Id id) const { return link_[id] & kRoot; }
 
   const NodeStore& nodes() const { return store_; }
   OpId op(Id node) const { return store_.op(node); }
   AttrId attr(Id node) const { return store_.attr(node); }
   std::span<const Id> children(Id node) const { return store_.children(node); }
 
-  const Class& eclass(Id id) const { return classes_[slot_[find(id)]]; }
+  const Class& eclass(Id id) const { return classes_[slot(find(id))]; }
   std::span<const Id> class_nodes(Id id) const { return eclass(id).nodes; }
   // Canonical ids of all classes, and of those holding a node with `op`
   // (both refreshed by rebuild()).
@@ -120,13 +120,16 @@ class EGraph {
   bool perform_union(Id a, Id b, std::string_view reason, bool congruence);
   void process_unions();
   void rebuild_classes();
-  Class& cls(Id canonical) { return classes_[slot_[canonical]]; }
+  Class& cls(Id canonical) { return classes_[slot(canonical)]; }
+  uint32_t slot(Id canonical) const { return link_[canonical] & ~kRoot; }
   void canonicalize_children(Id node);
 
   Analysis* analysis_;
   NodeStore store_;
-  std::vector<Id> uf_;    // union-find parent per id
-  std::vector<Id> slot_;  // canonical id -> index in classes_
+  // Union-find and class table in one word per id: a root holds kRoot | its
+  // index in classes_, any other id its parent.
+  static constexpr Id kRoot = 1u << 31;
+  std::vector<Id> link_;
   std::vector<Class> classes_;
   std::vector<Id> slot_owner_;  // index in classes_ -> canonical id
   Hashcons hashcons_;

@@ -25,7 +25,7 @@ std::string EGraph::check_invariants(const std::function<std::string(const EGrap
   }
   for (Id c : class_ids_) {
     if (!is_canonical(c)) return "class " + std::to_string(c) + " is not canonical";
-    const Class& k = classes_[slot_[c]];
+    const Class& k = classes_[slot(c)];
     if (k.nodes.empty()) return "class " + std::to_string(c) + " has no nodes";
     total += k.nodes.size();
     for (size_t i = 0; i < k.nodes.size(); ++i) {
@@ -34,7 +34,7 @@ std::string EGraph::check_invariants(const std::function<std::string(const EGrap
       if (i > 0 && !store_.less(k.nodes[i - 1], n)) return "class " + std::to_string(c) + " is not sorted and unique";
       for (Id child : children(n)) {
         if (!is_canonical(child)) return node_text(n) + " has a non-canonical child";
-        if (!std::binary_search(sorted_parents[slot_[child]].begin(), sorted_parents[slot_[child]].end(), n))
+        if (!std::binary_search(sorted_parents[slot(child)].begin(), sorted_parents[slot(child)].end(), n))
           return node_text(n) + " is missing from its child's parent list";
       }
       // Hashcons and congruence: the key maps to a node of this very class.

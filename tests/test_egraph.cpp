@@ -168,3 +168,54 @@ TEST_CASE("conditional rules and builders", "[egraph][rewrite]") {
   t.check();
   CHECK_THROWS_AS(Rewrite("bad", t.lang, "(f ?v)", "(h ?w)"), PatternError);
 }
+
+TEST_CASE("attributes: literals and wildcards in patterns", "[egraph][pattern]") {
+  Fixture t;
+  const OpId perm = t.lang.op("permute");
+  const Id x = t.leaf(t.a);
+  const Id p10 = t.g.add(perm, t.lang.attr("1,0"), std::vector<Id>{x});
+  const Id p01 = t.g.add(perm, t.lang.attr("0,1"), std::vector<Id>{x});
+  t.g.rebuild();
+  auto count = [&](const char* text) {
+    std::vector<std::string> vars;
+    Pattern p = Pattern::parse(text, t.lang, vars);
+    Matches m;
+    Program::compile({&p}, static_cast<uint32_t>(vars.size())).search(t.g, m);
+    return m.size();
+  };
+  CHECK(count("(permute@1,0 ?x)") == 1);
+  CHECK(count("(permute@_ ?x)") == 2);
+  CHECK(count("(permute ?x)") == 0);  // no attribute is an attribute too
+  CHECK(count("(permute@2,0 ?x)") == 0);
+  CHECK(p10 != p01);
+  // A rule can rewrite one attribute into another.
+  Rewrite flip("flip", t.lang, "(permute@1,0 ?x)", "(permute@0,1 ?x)");
+  Matches m;
+  flip.search(t.g, m);
+  CHECK(flip.apply(t.g, m) == 1);
+  t.g.rebuild();
+  CHECK(t.g.find(p10) == t.g.find(p01));
+  t.check();
+}
+
+TEST_CASE("builders construct the right-hand side in C++", "[egraph][rewrite]") {
+  Fixture t;
+  const Id x = t.leaf(t.a), y = t.leaf(t.b);
+  const Id fxy = t.node(t.f, {x, y});
+  t.g.rebuild();
+  // f(u, v) = h(g(v, u)), built node by node.
+  const OpId g = t.lang.op("g");
+  Rewrite swap_into_h("swap", t.lang, "(f ?u ?v)", [&](EGraph& e, Id, Subst s) {
+    const Id inner = e.add(g, kNoAttr, std::vector<Id>{s[1], s[0]});
+    return e.add(t.h, kNoAttr, std::vector<Id>{inner});
+  });
+  Matches m;
+  swap_into_h.search(t.g, m);
+  REQUIRE(m.size() == 1);
+  CHECK(swap_into_h.apply(t.g, m) == 1);
+  t.g.rebuild();
+  const auto gyx = t.g.lookup(g, kNoAttr, std::vector<Id>{y, x});
+  REQUIRE(gyx);
+  CHECK(t.g.lookup(t.h, kNoAttr, std::vector<Id>{*gyx}) == t.g.find(fxy));
+  t.check();
+}

@@ -51,7 +51,7 @@ std::string MathLanguage::format_node(eg::OpId op, eg::AttrId a) const {
 
 Constant ConstantFold::make_data(const EGraph& g, Id node) {
   const eg::OpId op = g.op(node);
-  if (op == lang_.num) return Constant{true, lang_.value(g.attr(node)), eg::kNoId, 0, 0};
+  if (op == lang_.num) return Constant{true, eg::kNoId, lang_.value(g.attr(node)), 0, 0};
   if (op != lang_.add && op != lang_.sub && op != lang_.mul && op != lang_.div) return {};
   const Constant& a = data(g.find(g.children(node)[0]));
   const Constant& b = data(g.find(g.children(node)[1]));
@@ -61,7 +61,7 @@ Constant ConstantFold::make_data(const EGraph& g, Id node) {
                    : op == lang_.sub ? a.value - b.value
                    : op == lang_.mul ? a.value * b.value
                                      : a.value / b.value;
-  return Constant{true, v, op, a.value, b.value};
+  return Constant{true, op, v, a.value, b.value};
 }
 
 DidMerge ConstantFold::merge_data(Constant& into, Constant from) {

@@ -33,8 +33,8 @@ class MathLanguage : public eg::Language {
 // (Option<(Constant, PatternAst)>): `op` is kNoId for a literal.
 struct Constant {
   bool known = false;
-  double value = 0;
   eg::OpId op = eg::kNoId;
+  double value = 0;
   double lhs = 0, rhs = 0;
 };
 
