@@ -204,30 +204,37 @@ void EGraph::rebuild_classes() {
   }
   dirty_.clear();
 
-  // Class list and the per-operator index (compressed rows), in id order.
-  class_ids_.assign(slot_owner_.begin(), slot_owner_.end());
-  std::sort(class_ids_.begin(), class_ids_.end());
-  // Calls fn(op, class) once per distinct operator of each class.
-  auto for_each_class_op = [this](auto&& fn) {
-    for (Id c : class_ids_) {
-      OpId prev = kNoId;
-      for (Id n : cls(c).nodes) {
-        const OpId op = store_.op(n);
-        if (op != prev) fn(op, c);
-        prev = op;
-      }
-    }
-  };
+  // Class list, in id order: a scan of the roots, cheaper than sorting.
+  class_ids_.clear();
+  for (Id i = 0; i < link_.size(); ++i)
+    if (link_[i] & kRoot) class_ids_.push_back(i);
+
+  // Per-operator index (compressed rows). One pass reads each class's
+  // distinct operators into a flat list; counting and filling then read
+  // that list sequentially instead of the node store twice.
+  std::vector<OpId> ops;  // distinct ops of class_ids_[0], then of [1], ...
+  std::vector<uint32_t> ends;
+  ops.reserve(class_ids_.size() * 2);
+  ends.reserve(class_ids_.size());
   std::vector<uint32_t> count;
-  for_each_class_op([&](OpId op, Id) {
-    if (op >= count.size()) count.resize(op + 1, 0);
-    ++count[op];
-  });
+  for (Id c : class_ids_) {
+    OpId prev = kNoId;
+    for (Id n : cls(c).nodes) {
+      const OpId op = store_.op(n);
+      if (op == prev) continue;
+      prev = op;
+      ops.push_back(op);
+      if (op >= count.size()) count.resize(op + 1, 0);
+      ++count[op];
+    }
+    ends.push_back(static_cast<uint32_t>(ops.size()));
+  }
   op_class_begin_.assign(count.size() + 1, 0);
   for (size_t i = 0; i < count.size(); ++i) op_class_begin_[i + 1] = op_class_begin_[i] + count[i];
   op_class_ids_.resize(op_class_begin_.back());
   std::vector<uint32_t> fill(op_class_begin_.begin(), op_class_begin_.end() - 1);
-  for_each_class_op([&](OpId op, Id c) { op_class_ids_[fill[op]++] = c; });
+  for (size_t k = 0, i = 0; k < class_ids_.size(); ++k)
+    for (; i < ends[k]; ++i) op_class_ids_[fill[ops[i]]++] = class_ids_[k];
 }
 
 size_t EGraph::rebuild() {
