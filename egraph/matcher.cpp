@@ -44,6 +44,7 @@ void Program::compile_root(const Pattern& p, std::vector<int64_t>& var_reg, uint
         first = 1;
       }
     }
+    bind.root = code_.size() == 1 && pn == p.root();
     code_.push_back(bind);
     for (size_t i = first; i < n.children.size(); ++i) {
       const uint32_t r = out + static_cast<uint32_t>(i);
@@ -85,6 +86,7 @@ struct Program::Run {
   std::vector<Id> regs;
   std::vector<Id> ground;
   Id first_class = kNoId;  // search_class: the only candidate of the first Scan
+  Id root_node = kNoId;
 
   bool full() const { return out.size() >= limit; }
 
@@ -139,6 +141,7 @@ struct Program::Run {
         if (nodes.size() > 8) it = std::partition_point(nodes.begin(), nodes.end(), before);
         else while (it != nodes.end() && before(*it)) ++it;
         for (; it != nodes.end() && inside(*it); ++it) {
+          if (in.root) root_node = *it;
           const std::span<const Id> kids = store.children(*it);
           std::copy(kids.begin(), kids.end(), regs.begin() + in.b);
           step(pc + 1);
@@ -154,6 +157,7 @@ struct Program::Run {
         return;
       case Kind::Yield: {
         out.classes.push_back(regs[0]);
+        out.roots.push_back(root_node);
         Id* dst = out.substs.grow(prog.var_reg_.size());
         for (uint32_t r : prog.var_reg_) *dst++ = regs[r];
         return;

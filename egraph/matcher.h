@@ -21,6 +21,7 @@ namespace sator::eg {
 struct Matches {
   uint32_t num_vars = 0;
   IdBuffer classes;
+  IdBuffer roots;  // the e-node the first pattern's root matched (kNoId for a variable root)
   IdBuffer substs;
 
   size_t size() const { return classes.size(); }
@@ -28,6 +29,7 @@ struct Matches {
   const Id* subst(size_t i) const { return substs.data() + i * num_vars; }
   void clear() {
     classes.clear();
+    roots.clear();
     substs.clear();
   }
 };
@@ -55,6 +57,7 @@ class Program {
     OpId op = 0;       // Scan (kNoId: every class) / Bind
     AttrId attr = 0;
     uint32_t eq = kNoReg;  // Bind: the first child must equal this register
+    bool root = false;     // Bind of the first pattern's root: records the node
   };
   static constexpr uint32_t kNoReg = ~0u;
   struct Ground {

@@ -73,7 +73,7 @@ size_t Rewrite::apply(EGraph& g, const Matches& matches) const {
   size_t changed = 0;
   const bool explain = g.explain() != nullptr;
   for (size_t i = 0; i < matches.size(); ++i) {
-    const Subst s{matches.subst(i)};
+    const Subst s{matches.subst(i), matches.roots[i]};
     const Id eclass = matches.classes[i];
     bool ok = true;
     for (const Condition& c : conditions_)

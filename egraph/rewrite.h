@@ -13,6 +13,7 @@ namespace sator::eg {
 // A substitution: the class bound to each variable, by variable index.
 struct Subst {
   const Id* values;
+  Id root = kNoId;  // the e-node the searcher's root matched, if it is not a variable
   Id operator[](uint32_t var) const { return values[var]; }
 };
 

@@ -1,0 +1,224 @@
+#include "ir/tensor_egraph.h"
+
+#include <stdexcept>
+#include <unordered_set>
+
+namespace sator {
+
+TensorEGraph::TensorEGraph(const Graph& g)
+    : prover(g.symbols), analysis(lang, prover), egraph(&analysis), source_(g) {
+  node_class_.assign(g.nodes.size(), eg::kNoId);
+  for (NodeId i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (n.op == "output") {
+      for (const Value& v : n.args[0].list) {
+        if (v.is_none()) outputs_.push_back(std::nullopt);
+        else if (v.is_node()) outputs_.push_back(node_class_[v.node]);
+        else throw std::runtime_error("output '" + n.name + "' holds a constant, which sator cannot carry yet");
+      }
+      continue;
+    }
+    const TensorLanguage::Encoded e = lang.encode(g, i);
+    std::vector<eg::Id> kids;
+    kids.reserve(e.children.size());
+    for (NodeId c : e.children) kids.push_back(node_class_[c]);
+    analysis.supply(recorded_type(n));
+    const eg::Id id = egraph.add_uncanonical(e.op, e.attr, kids);
+    analysis.clear_supplied();  // unused when the node was already there
+    node_class_[i] = id;
+    original_.emplace(id, i);
+    if (n.result == Node::Result::SymInt) symint_nodes_.emplace(n.symint, i);
+  }
+  egraph.rebuild();
+}
+
+// ---------------------------------------------------------------------------
+
+namespace {
+
+std::vector<SymExpr> contiguous_strides(const std::vector<SymExpr>& shape) {
+  std::vector<SymExpr> s(shape.size());
+  SymExpr expected = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    s[i] = expected;
+    expected = expected * shape[i];
+  }
+  return s;
+}
+
+// PyTorch's is_contiguous: dimensions of size 1 may have any stride.
+bool is_contiguous(const std::vector<SymExpr>& shape, const std::vector<SymExpr>& strides) {
+  SymExpr expected = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] == SymExpr(1)) continue;
+    if (shape[i] == SymExpr(0)) return true;
+    if (!(strides[i] == expected)) return false;
+    expected = expected * shape[i];
+  }
+  return true;
+}
+
+bool is_view_op(const std::string& op) {
+  return op == "aten.view.default" || op == "aten.reshape.default" || op == "aten._unsafe_view.default";
+}
+
+}  // namespace
+
+class GraphWriter {
+ public:
+  GraphWriter(const TensorEGraph& t, const extract::Extraction& x) : t_(t), x_(x) {
+    emitted_.assign(t.egraph.num_nodes(), kNone);
+    for (const Node& n : t.source().nodes) taken_.insert(n.name);
+  }
+
+  Graph run() {
+    out_.name = t_.source().name;
+    out_.source_json = t_.source().source_json;
+    out_.symbols = t_.source().symbols;
+    for (NodeId i = 0; i < t_.source().nodes.size(); ++i) {
+      const Node& n = t_.source().nodes[i];
+      if (n.op != "placeholder") continue;
+      emitted_[t_.class_of(i)] = push(n, static_cast<int64_t>(i), is_contiguous(n.tensor.shape, n.tensor.stride));
+    }
+    std::vector<Value> results;
+    for (const auto& o : t_.outputs()) results.push_back(o ? Value::of_node(emit(*o)) : Value::none());
+    Node output;
+    output.name = "output";
+    output.op = "output";
+    output.args = {Value::of_list(std::move(results))};
+    out_.nodes.push_back(std::move(output));
+    return std::move(out_);
+  }
+
+ private:
+  static constexpr NodeId kNone = ~NodeId{0};
+
+  NodeId push(Node n, int64_t original, bool contiguous) {
+    out_.nodes.push_back(std::move(n));
+    original_of_.push_back(original);
+    contiguous_.push_back(contiguous);
+    return static_cast<NodeId>(out_.nodes.size() - 1);
+  }
+
+  std::string fresh_name() {
+    for (;;) {
+      std::string name = "sator_" + std::to_string(counter_++);
+      if (taken_.insert(name).second) return name;
+    }
+  }
+
+  // Child slots become the emitted children; symbolic sizes go back to a
+  // node that computes them where the source has one.
+  Value rewrite(const Value& v, const std::vector<NodeId>& kids) {
+    if (v.kind == Value::Kind::Node) return Value::of_node(kids.at(v.node));
+    if (v.kind == Value::Kind::Sym) {
+      auto it = t_.symint_nodes_.find(v.sym);
+      if (it != t_.symint_nodes_.end()) return Value::of_node(emit(t_.class_of(it->second)));
+      return v;
+    }
+    if (v.kind == Value::Kind::List) {
+      std::vector<Value> items;
+      for (const Value& x : v.list) items.push_back(rewrite(x, kids));
+      return Value::of_list(std::move(items));
+    }
+    return v;
+  }
+
+  NodeId emit(eg::Id cls) {
+    cls = t_.egraph.find(cls);
+    if (emitted_[cls] != kNone) return emitted_[cls];
+    const eg::Id n = x_.choice.at(cls);
+    if (n == eg::kNoId) throw std::logic_error("extraction left a needed class without a node");
+    std::vector<NodeId> kids;
+    for (eg::Id c : t_.egraph.children(n)) kids.push_back(emit(c));
+
+    const NodeAttrs& a = t_.lang.attrs(t_.egraph.attr(n));
+    Node node;
+    node.op = t_.lang.op_name(t_.egraph.op(n));
+    for (const Value& v : a.args) node.args.push_back(rewrite(v, kids));
+    for (const auto& [k, v] : a.kwargs) node.kwargs.emplace_back(k, rewrite(v, kids));
+    node.role = a.role;
+    node.target = a.target;
+    node.value = a.value;
+
+    auto orig = t_.original_.find(n);
+    const bool is_original = orig != t_.original_.end();
+    if (is_original && taken_.count(t_.source().nodes[orig->second].name) && !used_.count(orig->second)) {
+      node.name = t_.source().nodes[orig->second].name;
+      used_.insert(orig->second);
+    } else {
+      node.name = fresh_name();
+    }
+
+    const TensorData& d = t_.analysis.data(cls);
+    node.result = d.result;
+    node.symint = d.symint;
+    node.tensor.shape = d.type.shape;
+    node.tensor.dtype = d.type.dtype;
+    node.outputs = d.outputs;
+
+    // Recorded strides hold when the node and all its inputs are the source's.
+    bool same_inputs = is_original;
+    if (is_original) {
+      const std::vector<NodeId> src_kids = tensor_children(t_.source(), orig->second);
+      same_inputs = src_kids.size() == kids.size();
+      for (size_t k = 0; same_inputs && k < kids.size(); ++k)
+        same_inputs = original_of_[kids[k]] == static_cast<int64_t>(src_kids[k]);
+    }
+    bool contiguous = true;
+    for (NodeId k : kids) contiguous &= contiguous_[k] || out_.nodes[k].result != Node::Result::Tensor;
+    if (same_inputs && is_view_op(node.op) == false) {
+      const Node& src = t_.source().nodes[orig->second];
+      node.tensor.stride = src.tensor.stride;
+      node.outputs = src.outputs.empty() ? node.outputs : src.outputs;
+      if (d.result == Node::Result::Tensor) contiguous = is_contiguous(node.tensor.shape, node.tensor.stride);
+    } else if (d.result == Node::Result::Tensor) {
+      derive_strides(node, kids, contiguous);
+    } else if (d.result == Node::Result::Tuple) {
+      for (OutputSlot& s : node.outputs)
+        if (s.kind == OutputSlot::Kind::Tensor) s.tensor.stride = contiguous_strides(s.tensor.shape);
+    }
+    const NodeId id = push(std::move(node), is_original ? static_cast<int64_t>(orig->second) : -1, contiguous);
+    emitted_[cls] = id;
+    return id;
+  }
+
+  // Strides of a node whose inputs changed: layout ops follow their input,
+  // a view of a non-contiguous input becomes a reshape, anything else is
+  // taken as contiguous only when all its inputs are.
+  void derive_strides(Node& node, const std::vector<NodeId>& kids, bool& contiguous) {
+    const std::vector<SymExpr>& shape = node.tensor.shape;
+    const Node* in = kids.empty() ? nullptr : &out_.nodes[kids[0]];
+    if (is_view_op(node.op) && in) {
+      node.op = contiguous_[kids[0]] ? "aten.view.default" : "aten.reshape.default";
+      node.tensor.stride = contiguous_strides(shape);
+      contiguous = contiguous_[kids[0]];
+      return;
+    }
+    if (node.op == "aten.permute.default" && in && in->tensor.stride.size() == shape.size()) {
+      const Value& dims = node.args[1];
+      node.tensor.stride.clear();
+      for (const Value& dv : dims.list) {
+        int64_t dd = dv.i < 0 ? dv.i + static_cast<int64_t>(shape.size()) : dv.i;
+        node.tensor.stride.push_back(in->tensor.stride[static_cast<size_t>(dd)]);
+      }
+      contiguous = contiguous_[kids[0]] && is_contiguous(shape, node.tensor.stride);
+      return;
+    }
+    node.tensor.stride = contiguous_strides(shape);
+  }
+
+  const TensorEGraph& t_;
+  const extract::Extraction& x_;
+  Graph out_;
+  std::vector<NodeId> emitted_;        // by class id
+  std::vector<int64_t> original_of_;   // by output node: the source node it copies, or -1
+  std::vector<bool> contiguous_;       // by output node: its runtime layout is known contiguous
+  std::unordered_set<std::string> taken_;
+  std::unordered_set<NodeId> used_;
+  size_t counter_ = 0;
+};
+
+Graph TensorEGraph::write(const extract::Extraction& x) const { return GraphWriter(*this, x).run(); }
+
+}  // namespace sator

@@ -1,0 +1,50 @@
+// A graph loaded into an e-graph, and an extracted choice written back as a
+// graph.
+//
+// Loading adds every node (except `output`) in order, each with its recorded
+// type; identical pure nodes fold into one class on the way. Writing back
+// keeps every placeholder in its original order and the outputs in theirs,
+// reuses original node names where the chosen node is an original one, gives
+// new nodes fresh names, re-derives strides, and emits `aten.view` only where
+// the input is known to be contiguous (`aten.reshape` otherwise), so the
+// output runs in PyTorch.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+#include "egraph/egraph.h"
+#include "extract/greedy.h"
+#include "ir/tensor_analysis.h"
+
+namespace sator {
+
+class TensorEGraph {
+ public:
+  explicit TensorEGraph(const Graph& source);
+  TensorEGraph(const TensorEGraph&) = delete;
+
+  TensorLanguage lang;
+  ShapeProver prover;
+  TensorAnalysis analysis;
+  eg::EGraph egraph;
+
+  const Graph& source() const { return source_; }
+  eg::Id class_of(NodeId n) const { return egraph.find(node_class_[n]); }
+  // The graph's outputs, in order: a class, or nothing for a null output.
+  const std::vector<std::optional<eg::Id>>& outputs() const { return outputs_; }
+
+  // Writes the chosen nodes back as a graph named like the source.
+  Graph write(const extract::Extraction& x) const;
+
+ private:
+  const Graph& source_;
+  std::vector<eg::Id> node_class_;                 // graph node -> e-node added for it
+  std::vector<std::optional<eg::Id>> outputs_;
+  std::unordered_map<eg::Id, NodeId> original_;    // e-node -> the graph node it came from
+  std::map<SymExpr, NodeId> symint_nodes_;         // a graph node computing each symbolic value
+  friend class GraphWriter;
+};
+
+}  // namespace sator
