@@ -13,5 +13,6 @@ namespace sator::cli {
 // static storage owned by each command file.
 void add_info_command(CLI::App& app);
 void add_dot_command(CLI::App& app);
+void add_optimize_command(CLI::App& app);
 
 }  // namespace sator::cli

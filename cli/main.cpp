@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   sator::cli::add_info_command(app);
   sator::cli::add_dot_command(app);
+  sator::cli::add_optimize_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,73 @@
+#include "rules/optimizer.h"
+
+#include <chrono>
+
+#include "extract/greedy.h"
+#include "ir/graph_stats.h"
+#include "ir/shape_check.h"
+#include "ir/tensor_egraph.h"
+#include "rules/layout_rules.h"
+
+namespace sator::rules {
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+bool is_free(const std::string& op) { return op == "placeholder" || op == "get_attr" || op == "output"; }
+
+double graph_cost(const Graph& g) {
+  double c = 0;
+  for (const Node& n : g.nodes) c += is_free(n.op) ? 0 : 1;
+  return c;
+}
+
+}  // namespace
+
+OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
+  OptimizeResult r;
+  const GraphStats in = compute_stats(input);
+  r.nodes_in = in.nodes;
+  r.layout_ops_in = in.layout_ops;
+  r.sdpa_in = in.sdpa_ops;
+  r.cost_in = graph_cost(input);
+
+  auto t0 = std::chrono::steady_clock::now();
+  TensorEGraph t(input);
+  const std::vector<eg::Rewrite> rules = layout_rules(t);
+  eg::Runner runner;
+  runner.with_iter_limit(options.iter_limit).with_node_limit(options.node_limit).with_time_limit(options.time_limit_s);
+  r.stop = runner.run(t.egraph, rules);
+  r.per_iteration = runner.iterations();
+  r.iterations = runner.iterations().size();
+  r.egraph_nodes = t.egraph.total_class_nodes();
+  r.egraph_classes = t.egraph.num_classes();
+  r.saturate_ms = ms_since(t0);
+
+  t0 = std::chrono::steady_clock::now();
+  const auto x = extract::greedy_extract(t.egraph, [&](eg::Id n) { return is_free(t.lang.op_name(t.egraph.op(n))) ? 0.0 : 1.0; });
+  r.extract_ms = ms_since(t0);
+
+  t0 = std::chrono::steady_clock::now();
+  r.output = t.write(x);
+  ShapeProver check_prover(r.output.symbols);
+  const ShapeCheckReport check = check_shapes(r.output, check_prover);
+  if (!check.issues.empty())
+    throw std::logic_error("the optimized graph fails shape validation at node '" +
+                           r.output.nodes[check.issues.front().node].name + "': " + check.issues.front().message);
+  r.write_ms = ms_since(t0);
+
+  const GraphStats out = compute_stats(r.output);
+  r.nodes_out = out.nodes;
+  r.layout_ops_out = out.layout_ops;
+  r.sdpa_out = out.sdpa_ops;
+  r.cost_out = graph_cost(r.output);
+  r.z3_queries = t.prover.stats().queries;
+  r.z3_cache_hits = t.prover.stats().cache_hits;
+  r.z3_calls = t.prover.stats().z3_calls;
+  return r;
+}
+
+}  // namespace sator::rules

@@ -1,0 +1,35 @@
+// The optimization pipeline behind `sator optimize`: load into an e-graph,
+// saturate with the rule sets, extract, write back, re-validate.
+#pragma once
+
+#include <string>
+
+#include "egraph/runner.h"
+#include "ir/graph.h"
+
+namespace sator::rules {
+
+struct OptimizeOptions {
+  size_t iter_limit = 30;
+  size_t node_limit = 200000;
+  double time_limit_s = 10.0;
+};
+
+struct OptimizeResult {
+  Graph output;
+  size_t nodes_in = 0, nodes_out = 0;
+  size_t layout_ops_in = 0, layout_ops_out = 0;
+  size_t sdpa_in = 0, sdpa_out = 0;
+  double cost_in = 0, cost_out = 0;  // node-count cost model
+  size_t egraph_nodes = 0, egraph_classes = 0, iterations = 0;
+  eg::StopReason stop = eg::StopReason::None;
+  uint64_t z3_queries = 0, z3_cache_hits = 0, z3_calls = 0;
+  double saturate_ms = 0, extract_ms = 0, write_ms = 0;
+  std::vector<eg::Iteration> per_iteration;
+};
+
+// Throws UnsoundMerge (a rule bug) or std::logic_error if the output graph
+// fails shape validation.
+OptimizeResult optimize(const Graph& input, const OptimizeOptions& options);
+
+}  // namespace sator::rules
