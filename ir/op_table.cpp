@@ -163,12 +163,14 @@ const Row kRows[] = {
     {"aten.mean.default", C::Reduction, "Tensor self, *, ScalarType? dtype=None", sf::mean},
     {"aten.mean.dim", C::Reduction, "Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None", sf::mean_dim},
     {"aten.var_mean.correction", C::Reduction, "Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False", sf::var_mean},
+    {"aten._softmax.default", C::Reduction, "Tensor self, int dim, bool half_to_float", sf::softmax},
     {"aten.cumsum.default", C::Reduction, "Tensor self, int dim, *, ScalarType? dtype=None", sf::cumsum},
 
     // matmul and convolution
     {"aten.mm.default", C::Matmul, "Tensor self, Tensor mat2", sf::mm},
     {"aten.bmm.default", C::Matmul, "Tensor self, Tensor mat2", sf::bmm},
     {"aten.addmm.default", C::Matmul, "Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1", sf::addmm},
+    {"aten.matmul.default", C::Matmul, "Tensor self, Tensor other", sf::matmul},
     {"aten.convolution.default", C::Matmul, "Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups", sf::convolution},
     {"aten.convolution_backward.default", C::Matmul, "Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask", sf::convolution_backward},
 

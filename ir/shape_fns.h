@@ -47,6 +47,7 @@ Inferred mean(InferContext&);
 Inferred mean_dim(InferContext&);
 Inferred var_mean(InferContext&);
 Inferred cumsum(InferContext&);
+Inferred softmax(InferContext&);  // aten._softmax, what sator emits for recomposed softmax
 Inferred gather(InferContext&);
 Inferred index_tensor(InferContext&);
 
@@ -54,6 +55,7 @@ Inferred index_tensor(InferContext&);
 Inferred mm(InferContext&);
 Inferred bmm(InferContext&);
 Inferred addmm(InferContext&);
+Inferred matmul(InferContext&);  // what sator emits for recomposed batched matmuls
 Inferred convolution(InferContext&);
 Inferred convolution_backward(InferContext&);
 Inferred sdpa_efficient(InferContext&);

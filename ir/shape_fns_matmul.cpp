@@ -78,6 +78,20 @@ Inferred addmm(InferContext& c) {
   return Inferred::tensor(std::move(out), a.dtype);
 }
 
+// torch.matmul for operands of rank >= 2: batch dimensions broadcast.
+Inferred matmul(InferContext& c) {
+  const TensorType& a = c.tensor("self");
+  const TensorType& b = c.tensor("other");
+  if (a.shape.size() < 2 || b.shape.size() < 2) c.fail("matmul: sator handles operands of rank 2 and more");
+  require_same(c, a.shape.back(), b.shape[b.shape.size() - 2], "matmul: inner dimensions differ");
+  require_dtype(c, a, b);
+  std::vector<SymExpr> batch = broadcast(c, std::vector<SymExpr>(a.shape.begin(), a.shape.end() - 2),
+                                         std::vector<SymExpr>(b.shape.begin(), b.shape.end() - 2));
+  batch.push_back(a.shape[a.shape.size() - 2]);
+  batch.push_back(b.shape.back());
+  return Inferred::tensor(std::move(batch), a.dtype);
+}
+
 Inferred convolution(InferContext& c) {
   const TensorType& input = c.tensor("input");
   const TensorType& weight = c.tensor("weight");

@@ -73,6 +73,15 @@ Inferred var_mean(InferContext& c) {
   return Inferred::tuple({tensor_slot(shape, var_dtype), tensor_slot(shape, self.dtype)});
 }
 
+Inferred softmax(InferContext& c) {
+  const TensorType& self = c.tensor("self");
+  c.wrap_dim(c.int_arg("dim"), self.shape.size());
+  const bool half_to_float = c.bool_arg("half_to_float");
+  if (half_to_float && self.dtype != DType::Float16 && self.dtype != DType::BFloat16)
+    c.fail("_softmax: half_to_float needs a 16-bit input");
+  return Inferred::tensor(self.shape, half_to_float ? DType::Float32 : self.dtype);
+}
+
 Inferred cumsum(InferContext& c) {
   const TensorType& self = c.tensor("self");
   c.wrap_dim(c.int_arg("dim"), self.shape.size());

@@ -115,6 +115,11 @@ eg::AttrId TensorLanguage::intern(const NodeAttrs& a) {
 
 std::string TensorLanguage::format_node(eg::OpId op, eg::AttrId) const { return op_name(op); }
 
+std::optional<eg::Term> TensorLanguage::parse_token(std::string_view token, size_t arity) {
+  if (token.find('@') != std::string_view::npos) return eg::Language::parse_token(token, arity);
+  return eg::Term{op(token), eg::kNoAttr, true};
+}
+
 eg::AttrId TensorLanguage::view_attr(const std::vector<SymExpr>& shape) {
   NodeAttrs a;
   std::vector<Value> sizes;

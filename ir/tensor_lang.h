@@ -42,6 +42,9 @@ class TensorLanguage : public eg::Language {
   eg::AttrId intern(const NodeAttrs& a);
   const NodeAttrs& attrs(eg::AttrId a) const { return attrs_.at(a); }
   std::string format_node(eg::OpId op, eg::AttrId attr) const override;
+  // In patterns a bare operator matches any attribute: every tensor node
+  // has one (its non-tensor arguments), and rules read it in their builders.
+  std::optional<eg::Term> parse_token(std::string_view token, size_t arity) override;
 
   // Attributes of common layout ops built by rules.
   eg::AttrId view_attr(const std::vector<SymExpr>& shape);

@@ -26,6 +26,8 @@ const std::vector<RuleInfo>& layout_rule_info() {
       {"permute-identity", "permute(x, [0, 1, ...]) = x"},
       {"permute-of-permute", "permute(permute(x, p), q) = permute(x, p∘q)"},
       {"slice-full", "slice(x, d, start, end, 1) = x when it keeps the whole dimension"},
+      {"permute-of-unit-dims-as-view", "permute(x, p) = view(x, shape) when p moves only dimensions of size 1"},
+      {"transpose-through-flatten", "permute(view(x, [prod(P)]+T), [0]+q) = view(permute(x, P-identity + q shifted), ...) when the view only merges x's leading dims P"},
   };
   return info;
 }
@@ -156,6 +158,41 @@ std::vector<eg::Rewrite> layout_rules(TensorEGraph& t) {
       result = p;
     }
     return result;
+  });
+  rule("permute-of-unit-dims-as-view", "(aten.permute.default@_ ?x)", [ctx](eg::EGraph& g, Id eclass, Subst s) {
+    const auto *in = ctx->shape(s[0]), *out = ctx->shape(eclass);
+    if (!in || !out) return kNoId;
+    const std::vector<int64_t> dims = ctx->dims_of(g, s.root, in->size());
+    if (dims.size() != in->size() || is_identity(dims)) return kNoId;
+    // By value, moving dimensions of size 1 is a reshape: the dimensions of
+    // other sizes must keep their order.
+    int64_t last = -1;
+    for (int64_t d : dims) {
+      if (ctx->t.prover.is_equal((*in)[static_cast<size_t>(d)], 1)) continue;
+      if (ctx->t.prover.equal((*in)[static_cast<size_t>(d)], 1) != Truth::False) return kNoId;  // unknown: no
+      if (d < last) return kNoId;
+      last = d;
+    }
+    return ctx->view(g, s[0], *out);
+  });
+  rule("transpose-through-flatten", "(aten.permute.default@_ (aten.view.default@_ ?x))", [ctx](eg::EGraph& g, Id eclass, Subst s) {
+    const auto *in = ctx->shape(s[0]), *out = ctx->shape(eclass);
+    const Id flat_class = g.find(g.children(s.root)[0]);
+    const auto* flat = ctx->shape(flat_class);
+    if (!in || !out || !flat || flat->empty() || in->size() <= flat->size()) return kNoId;
+    const std::vector<int64_t> q = ctx->dims_of(g, s.root, flat->size());
+    if (q.size() != flat->size() || q[0] != 0) return kNoId;
+    // x = P + T, the view = [prod(P)] + T: it only merges the leading dims.
+    const size_t k = in->size() - flat->size() + 1;  // |P|
+    SymExpr lead = 1;
+    for (size_t i = 0; i < k; ++i) lead = lead * (*in)[i];
+    if (!ctx->t.prover.is_equal(lead, (*flat)[0])) return kNoId;
+    for (size_t i = 1; i < flat->size(); ++i)
+      if (!ctx->t.prover.is_equal((*flat)[i], (*in)[k - 1 + i])) return kNoId;
+    std::vector<int64_t> p;
+    for (size_t i = 0; i < k; ++i) p.push_back(static_cast<int64_t>(i));
+    for (size_t i = 1; i < q.size(); ++i) p.push_back(q[i] + static_cast<int64_t>(k) - 1);
+    return ctx->view(g, ctx->permute(g, s[0], p), *out);
   });
   return rs;
 }

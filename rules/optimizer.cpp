@@ -6,6 +6,7 @@
 #include "ir/graph_stats.h"
 #include "ir/shape_check.h"
 #include "ir/tensor_egraph.h"
+#include "rules/attention_rules.h"
 #include "rules/layout_rules.h"
 
 namespace sator::rules {
@@ -36,7 +37,14 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
 
   auto t0 = std::chrono::steady_clock::now();
   TensorEGraph t(input);
-  const std::vector<eg::Rewrite> rules = layout_rules(t);
+  std::vector<eg::Rewrite> rules = layout_rules(t);
+  for (eg::Rewrite& r : recompose_rules(t)) rules.push_back(std::move(r));
+  // Training graphs keep their attention decomposed: fusing the forward alone
+  // would keep the scores alive for the backward and save nothing.
+  bool training = false;
+  for (const Node& n : input.nodes) training |= n.op == "placeholder" && n.role == Role::Tangent;
+  if (!training)
+    for (eg::Rewrite& r : attention_rules(t)) rules.push_back(std::move(r));
   eg::Runner runner;
   runner.with_iter_limit(options.iter_limit).with_node_limit(options.node_limit).with_time_limit(options.time_limit_s);
   r.stop = runner.run(t.egraph, rules);

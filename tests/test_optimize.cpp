@@ -1,10 +1,11 @@
 // `optimize` on the real corpus: the output is shape-valid (checked inside),
-// keeps the inputs and outputs, and has fewer layout ops than the input and
-// than Inductor's result, except where Inductor fused attention (which sator
-// does not do yet) and took the layout ops around it along.
+// keeps the inputs and outputs, has fewer layout ops than the input and than
+// Inductor's result, fuses every attention block of the inference graphs
+// (one form not yet: einsum) and leaves training graphs' attention alone.
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "ir/graph_io.h"
@@ -18,6 +19,10 @@ TEST_CASE("optimize on every corpus graph", "[optimize][corpus]") {
   std::ifstream in(test::corpus_path("manifest.json"));
   const auto manifest = nlohmann::json::parse(in);
   size_t beaten = 0, contested = 0, graphs = 0;
+  // Inference graphs whose attention sator does not fuse yet; kept exact so
+  // that this list is updated when one starts to fuse.
+  const std::set<std::string> not_yet_fused = {"zoo_einsum.infer.g0"};
+  std::set<std::string> unfused;
   for (const auto& entry : manifest) {
     const std::string name = entry["graph"].get<std::string>();
     INFO(name);
@@ -43,22 +48,28 @@ TEST_CASE("optimize on every corpus graph", "[optimize][corpus]") {
     for (const Node& n : g.nodes) placeholders_in += n.op == "placeholder";
     for (const Node& n : back.nodes) placeholders_out += n.op == "placeholder";
     CHECK(placeholders_in == placeholders_out);
-    // Layout ops: never more than before; below Inductor unless Inductor fused attention.
+    // Layout ops: never more than before or than Inductor; strictly fewer than
+    // Inductor where there is attention or more than 20 of them.
     CHECK(r.layout_ops_out <= r.layout_ops_in);
     const size_t inductor = entry["inductor"]["layout_ops"].get<size_t>();
-    const bool inductor_fused = entry["inductor"]["sdpa"].get<size_t>() > entry["input"]["sdpa"].get<size_t>();
-    if (!inductor_fused) CHECK(r.layout_ops_out <= inductor);
-    if (!inductor_fused && (r.layout_ops_in > 20 || entry["attention_blocks"].get<size_t>() > 0)) {
+    CHECK(r.layout_ops_out <= inductor);
+    if (r.layout_ops_in > 20 || entry["attention_blocks"].get<size_t>() > 0) {
       CHECK(r.layout_ops_out < inductor);
       beaten += r.layout_ops_out < inductor;
       ++contested;
     }
-    // Training graphs keep their attention as it was (no fusion yet).
-    CHECK(r.sdpa_out == r.sdpa_in);
+    const size_t blocks = entry["attention_blocks"].get<size_t>();
+    if (entry["phase"] == "infer") {
+      if (r.sdpa_out - r.sdpa_in != blocks) unfused.insert(name);
+      CHECK(r.sdpa_out - r.sdpa_in <= blocks);
+    } else {
+      CHECK(r.sdpa_out == r.sdpa_in);  // training attention stays decomposed for now
+    }
   }
   CHECK(graphs == 46);
-  CHECK(contested >= 38);
+  CHECK(contested >= 40);
   CHECK(beaten == contested);
+  CHECK(unfused == not_yet_fused);
 }
 
 TEST_CASE("the largest graph optimizes in well under a second", "[optimize][corpus]") {

@@ -1,0 +1,272 @@
+#include "rules/attention_rules.h"
+
+#include <memory>
+#include <optional>
+
+namespace sator::rules {
+
+using eg::Id;
+using eg::kNoId;
+using eg::Subst;
+
+const std::vector<RuleInfo>& recompose_rule_info() {
+  static const std::vector<RuleInfo> info = {
+      {"bmm-as-matmul", "view(bmm(view(a, [N,L,E]), view(b, [N,E,S])), P+[L,S]) = matmul(a, b) for a = P+[L,E], b = P+[E,S], N = prod(P)"},
+      {"softmax-recompose", "exp(x - amax(x, d, keep)) / sum(exp(x - amax(x, d, keep)), d, keep) = _softmax(x, d)"},
+      {"scalar-out-of-matmul", "matmul(x * c, y) = matmul(x, y) * c and matmul(x / c, y) = matmul(x, y) / c, for a number c"},
+  };
+  return info;
+}
+
+const std::vector<RuleInfo>& attention_rule_info() {
+  static const std::vector<RuleInfo> info = {
+      {"attention", "matmul(_softmax(matmul(q, kᵀ) · s [+ m], -1), v) = scaled_dot_product_attention(q, k, v, m, 0, False, scale=s)"},
+  };
+  return info;
+}
+
+namespace {
+
+struct Builder {
+  TensorEGraph& t;
+
+  const std::vector<SymExpr>* shape(Id c) const { return t.analysis.shape(t.egraph, c); }
+  std::optional<DType> dtype(const eg::EGraph& g, Id c) const {
+    const TensorData& d = t.analysis.data(g.find(c));
+    if (d.result != Node::Result::Tensor) return std::nullopt;
+    return d.type.dtype;
+  }
+  bool equal(const SymExpr& a, const SymExpr& b) const { return t.prover.is_equal(a, b); }
+  bool same_dims(const std::vector<SymExpr>& a, const std::vector<SymExpr>& b) const {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!equal(a[i], b[i])) return false;
+    return true;
+  }
+  const NodeAttrs& attrs(const eg::EGraph& g, Id n) const { return t.lang.attrs(g.attr(n)); }
+  // Nodes of class `cls` with operator `op` (collected: adding nodes may move the list).
+  std::vector<Id> nodes(const eg::EGraph& g, Id cls, const char* op) const {
+    std::vector<Id> out;
+    const auto id = t.lang.find_op(op);
+    if (!id) return out;
+    for (Id n : g.class_nodes(cls))
+      if (g.op(n) == *id) out.push_back(n);
+    return out;
+  }
+  Id child(const eg::EGraph& g, Id n, size_t i) const { return g.find(g.children(n)[i]); }
+  // The number a node multiplies or divides by (its second argument).
+  std::optional<Value> scalar_arg(const eg::EGraph& g, Id n) const {
+    const NodeAttrs& a = attrs(g, n);
+    if (a.args.size() != 2 || g.children(n).size() != 1) return std::nullopt;
+    const Value& v = a.args[1];
+    if (v.kind != Value::Kind::Float && v.kind != Value::Kind::Int) return std::nullopt;
+    return v;
+  }
+  static double number(const Value& v) { return v.kind == Value::Kind::Int ? static_cast<double>(v.i) : v.f; }
+
+  Id add(eg::EGraph& g, const char* op, const NodeAttrs& a, std::vector<Id> kids) {
+    return g.add(t.lang.op(op), t.lang.intern(a), kids);
+  }
+  Id matmul(eg::EGraph& g, Id a, Id b) {
+    NodeAttrs at;
+    at.args = {Value::of_node(0), Value::of_node(1)};
+    return add(g, "aten.matmul.default", at, {a, b});
+  }
+  Id scalar_op(eg::EGraph& g, const char* op, Id x, const Value& c) {
+    NodeAttrs at;
+    at.args = {Value::of_node(0), c};
+    return add(g, op, at, {x});
+  }
+};
+
+// The last-two-dims transpose permutation of a rank-r tensor.
+bool is_last_two_swap(const std::vector<int64_t>& dims) {
+  const size_t r = dims.size();
+  if (r < 2) return false;
+  for (size_t i = 0; i + 2 < r; ++i)
+    if (dims[i] != static_cast<int64_t>(i)) return false;
+  return dims[r - 2] == static_cast<int64_t>(r - 1) && dims[r - 1] == static_cast<int64_t>(r - 2);
+}
+
+std::vector<int64_t> int_list(const Value& v, size_t rank) {
+  std::vector<int64_t> out;
+  if (v.kind == Value::Kind::Int) out.push_back(v.i);
+  for (const Value& x : v.list) out.push_back(x.i);
+  for (int64_t& d : out)
+    if (d < 0) d += static_cast<int64_t>(rank);
+  return out;
+}
+
+}  // namespace
+
+std::vector<eg::Rewrite> recompose_rules(TensorEGraph& t) {
+  auto b = std::make_shared<Builder>(Builder{t});
+  std::vector<eg::Rewrite> rs;
+  rs.emplace_back("bmm-as-matmul", t.lang,
+                  "(aten.view.default@_ (aten.bmm.default (aten.view.default@_ ?a) (aten.view.default@_ ?b)))",
+                  [b](eg::EGraph& g, Id eclass, Subst s) -> Id {
+                    const auto *sa = b->shape(s[0]), *sb = b->shape(s[1]), *out = b->shape(eclass);
+                    if (!sa || !sb || !out || sa->size() < 3 || sa->size() != sb->size() || out->size() != sa->size())
+                      return kNoId;
+                    const size_t r = sa->size();
+                    // a = P+[L,E], b = P+[E,S] with the same P; the result P+[L,S].
+                    SymExpr n = 1;
+                    for (size_t i = 0; i + 2 < r; ++i) {
+                      if (!b->equal((*sa)[i], (*sb)[i]) || !b->equal((*sa)[i], (*out)[i])) return kNoId;
+                      n = n * (*sa)[i];
+                    }
+                    if (!b->equal((*sa)[r - 1], (*sb)[r - 2]) || !b->equal((*out)[r - 2], (*sa)[r - 2]) ||
+                        !b->equal((*out)[r - 1], (*sb)[r - 1]))
+                      return kNoId;
+                    // The bmm operands must be exactly the flattened a and b.
+                    const Id bmm_class = b->child(g, s.root, 0);
+                    for (Id bmm : b->nodes(g, bmm_class, "aten.bmm.default")) {
+                      const auto *va = b->shape(b->child(g, bmm, 0)), *vb = b->shape(b->child(g, bmm, 1));
+                      if (!va || !vb || va->size() != 3 || vb->size() != 3) continue;
+                      if (b->equal((*va)[0], n) && b->equal((*va)[1], (*sa)[r - 2]) && b->equal((*va)[2], (*sa)[r - 1]) &&
+                          b->equal((*vb)[0], n) && b->equal((*vb)[1], (*sb)[r - 2]) && b->equal((*vb)[2], (*sb)[r - 1]))
+                        return b->matmul(g, s[0], s[1]);
+                    }
+                    return kNoId;
+                  });
+  rs.emplace_back(
+      "softmax-recompose", t.lang,
+      "(aten.div.Tensor (aten.exp.default (aten.sub.Tensor ?x ?m)) (aten.sum.dim_IntList@_ (aten.exp.default (aten.sub.Tensor ?x ?m))))",
+      [b](eg::EGraph& g, Id, Subst s) -> Id {
+        const auto* sx = b->shape(s[0]);
+        if (!sx || sx->empty()) return kNoId;
+        const size_t rank = sx->size();
+        // ?m must be amax(x, [d], keepdim) and the denominator sum over [d], keepdim.
+        std::optional<int64_t> dim;
+        for (Id amax : b->nodes(g, g.find(s[1]), "aten.amax.default")) {
+          const NodeAttrs& a = b->attrs(g, amax);
+          if (b->child(g, amax, 0) != g.find(s[0]) || a.args.size() < 3 || a.args[2].kind != Value::Kind::Bool || !a.args[2].b)
+            continue;
+          const auto dims = int_list(a.args[1], rank);
+          if (dims.size() == 1) dim = dims[0];
+        }
+        if (!dim) return kNoId;
+        bool sum_ok = false;
+        for (Id sum : b->nodes(g, b->child(g, s.root, 1), "aten.sum.dim_IntList")) {
+          const NodeAttrs& a = b->attrs(g, sum);
+          if (a.args.size() < 3 || a.args[2].kind != Value::Kind::Bool || !a.args[2].b || !a.kwargs.empty()) continue;
+          const auto dims = int_list(a.args[1], rank);
+          sum_ok |= dims.size() == 1 && dims[0] == *dim;
+        }
+        if (!sum_ok) return kNoId;
+        NodeAttrs at;
+        at.args = {Value::of_node(0), Value::of_int(*dim), Value::of_bool(false)};
+        return b->add(g, "aten._softmax.default", at, {s[0]});
+      });
+  for (const char* op : {"aten.mul.Tensor", "aten.div.Tensor"}) {
+    rs.emplace_back(std::string("scalar-out-of-matmul") + (op[5] == 'm' ? "" : "-div"), t.lang,
+                    std::string("(aten.matmul.default (") + op + "@_ ?x) ?y)",
+                    [b, op](eg::EGraph& g, Id, Subst s) -> Id {
+                      for (Id scaled : b->nodes(g, b->child(g, s.root, 0), op)) {
+                        if (b->child(g, scaled, 0) != g.find(s[0])) continue;
+                        if (auto c = b->scalar_arg(g, scaled)) return b->scalar_op(g, op, b->matmul(g, s[0], s[1]), *c);
+                      }
+                      return kNoId;
+                    });
+  }
+  return rs;
+}
+
+std::vector<eg::Rewrite> attention_rules(TensorEGraph& t) {
+  auto b = std::make_shared<Builder>(Builder{t});
+  std::vector<eg::Rewrite> rs;
+  rs.emplace_back("attention", t.lang, "(aten.matmul.default (aten._softmax.default@_ ?s) ?v)",
+                  [b](eg::EGraph& g, Id, Subst s) -> Id {
+                    const auto *ss = b->shape(s[0]), *sv = b->shape(s[1]);
+                    if (!ss || !sv || ss->size() != 4 || sv->size() != 4) return kNoId;
+                    // Softmax over the last dimension, no upcast.
+                    bool last_dim = false;
+                    for (Id sm : b->nodes(g, b->child(g, s.root, 0), "aten._softmax.default")) {
+                      const NodeAttrs& a = b->attrs(g, sm);
+                      last_dim |= b->child(g, sm, 0) == g.find(s[0]) && a.args.size() == 3 && a.args[1].i == 3 && !a.args[2].b;
+                    }
+                    if (!last_dim) return kNoId;
+                    const auto qdt = b->dtype(g, s[0]);
+                    if (!qdt || !is_floating(*qdt)) return kNoId;
+
+                    // Scores: [mask +] scale * matmul(q, kᵀ); collect every form present.
+                    struct Form {
+                      Id scores;  // the class holding matmul(q, kᵀ)
+                      std::optional<Value> scale;
+                      bool divide = false;
+                      Id mask = kNoId;
+                      Id scale_tensor = kNoId;  // a 0-d tensor scale: applied to q first
+                    };
+                    std::vector<Form> forms;
+                    auto scaled_forms = [&](Id cls, Id mask) {
+                      forms.push_back(Form{cls, std::nullopt, false, mask, kNoId});
+                      for (const char* op : {"aten.mul.Tensor", "aten.div.Tensor"})
+                        for (Id n : b->nodes(g, cls, op)) {
+                          if (auto c = b->scalar_arg(g, n)) {
+                            forms.push_back(Form{b->child(g, n, 0), c, op[5] == 'd', mask, kNoId});
+                          } else if (g.children(n).size() == 2) {
+                            // A scale computed at run time (a 0-d tensor): (q·c)kᵀ = c·(qkᵀ).
+                            const auto* sc = b->shape(b->child(g, n, 1));
+                            if (sc && sc->empty() && b->dtype(g, b->child(g, n, 1)) == qdt)
+                              forms.push_back(Form{b->child(g, n, 0), std::nullopt, op[5] == 'd', mask, b->child(g, n, 1)});
+                          }
+                        }
+                    };
+                    scaled_forms(g.find(s[0]), kNoId);
+                    for (Id add : b->nodes(g, g.find(s[0]), "aten.add.Tensor")) {
+                      if (g.children(add).size() != 2 || !b->attrs(g, add).kwargs.empty()) continue;
+                      scaled_forms(b->child(g, add, 0), b->child(g, add, 1));
+                    }
+                    Id result = kNoId;
+                    for (const Form& f : forms) {
+                      for (Id mm : b->nodes(g, f.scores, "aten.matmul.default")) {
+                        const Id q = b->child(g, mm, 0), kt = b->child(g, mm, 1);
+                        const auto* sq = b->shape(q);
+                        if (!sq || sq->size() != 4 || b->dtype(g, q) != qdt || b->dtype(g, s[1]) != qdt) continue;
+                        for (const char* tr : {"aten.permute.default", "aten.transpose.int"}) {
+                          for (Id p : b->nodes(g, kt, tr)) {
+                            const NodeAttrs& pa = b->attrs(g, p);
+                            bool swap = false;
+                            if (tr[5] == 'p') swap = pa.args.size() == 2 && is_last_two_swap(int_list(pa.args[1], 4));
+                            else if (pa.args.size() == 3) {
+                              auto d = int_list(Value::of_list({pa.args[1], pa.args[2]}), 4);
+                              swap = (d[0] == 2 && d[1] == 3) || (d[0] == 3 && d[1] == 2);
+                            }
+                            if (!swap) continue;
+                            const Id k = b->child(g, p, 0);
+                            const auto* sk = b->shape(k);
+                            if (!sk || !b->same_dims(std::vector<SymExpr>(sk->begin(), sk->begin() + 2),
+                                                     std::vector<SymExpr>(sq->begin(), sq->begin() + 2)) ||
+                                !b->same_dims(std::vector<SymExpr>(sv->begin(), sv->begin() + 3),
+                                              std::vector<SymExpr>(sk->begin(), sk->begin() + 3)))
+                              continue;
+                            // An additive mask of q's dtype (SDPA's boolean masks mean something else).
+                            if (f.mask != kNoId && b->dtype(g, f.mask) != qdt) continue;
+                            NodeAttrs at;
+                            at.args = {Value::of_node(0), Value::of_node(1), Value::of_node(2),
+                                       f.mask == kNoId ? Value::none() : Value::of_node(3), Value::of_float(0.0),
+                                       Value::of_bool(false)};
+                            double scale = f.scale ? (f.divide ? 1.0 / Builder::number(*f.scale) : Builder::number(*f.scale)) : 1.0;
+                            Id query = q;
+                            if (f.scale_tensor != kNoId) {
+                              NodeAttrs sa;
+                              sa.args = {Value::of_node(0), Value::of_node(1)};
+                              query = b->add(g, f.divide ? "aten.div.Tensor" : "aten.mul.Tensor", sa, {q, f.scale_tensor});
+                              scale = 1.0;
+                            }
+                            at.kwargs.emplace_back("scale", Value::of_float(scale));
+                            std::vector<Id> kids = {query, k, g.find(s[1])};
+                            if (f.mask != kNoId) kids.push_back(f.mask);
+                            const Id sdpa = b->add(g, "aten.scaled_dot_product_attention.default", at, kids);
+                            if (result != kNoId) g.union_classes(result, sdpa, "attention");
+                            result = sdpa;
+                          }
+                        }
+                      }
+                    }
+                    return result;
+                  });
+  return rs;
+}
+
+}  // namespace sator::rules

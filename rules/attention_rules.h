@@ -1,0 +1,31 @@
+// Recomposition and attention rules.
+//
+// Recomposition undoes what AOTAutograd's decompositions did, so that the
+// attention rule can see attention whatever form it was written in:
+//   view(bmm(view(a), view(b)))                 = matmul(a, b)      (4-D matmul)
+//   exp(x - amax(x, d)) / sum(exp(x - amax(x, d)), d) = _softmax(x, d)
+//   matmul(q * c, k) = matmul(q, k) * c          (scalars across matmuls)
+// The attention rule then recognises
+//   matmul(_softmax(matmul(q, kᵀ) · scale [+ mask], -1), v)
+//     = scaled_dot_product_attention(q, k, v, mask, 0.0, False, scale=scale)
+// with the scale a multiplication or a division, an additive mask of any
+// form (built from a boolean `where`, a causal triangle, or a padding mask),
+// k transposed by permute or transpose, and the layout rules taking care of
+// the views, clones and expands around each piece.
+#pragma once
+
+#include <vector>
+
+#include "egraph/rewrite.h"
+#include "ir/tensor_egraph.h"
+#include "rules/layout_rules.h"
+
+namespace sator::rules {
+
+const std::vector<RuleInfo>& recompose_rule_info();
+std::vector<eg::Rewrite> recompose_rules(TensorEGraph& t);
+
+const std::vector<RuleInfo>& attention_rule_info();
+std::vector<eg::Rewrite> attention_rules(TensorEGraph& t);
+
+}  // namespace sator::rules

@@ -1,0 +1,85 @@
+// The attention forms of the corpus, one by one: what the fused node says.
+#include <catch2/catch.hpp>
+
+#include "ir/graph_io.h"
+#include "ir/shape_check.h"
+#include "rules/attention_rules.h"
+#include "rules/optimizer.h"
+#include "test_util.h"
+
+using namespace sator;
+
+namespace {
+
+std::vector<const Node*> sdpa_nodes(const Graph& g) {
+  std::vector<const Node*> out;
+  for (const Node& n : g.nodes)
+    if (n.op == "aten.scaled_dot_product_attention.default") out.push_back(&n);
+  return out;
+}
+
+double scale_of(const Node& n) {
+  const Value* s = n.kwarg("scale");
+  REQUIRE(s);
+  return s->f;
+}
+
+Graph optimized(const std::string& name) {
+  return rules::optimize(load_graph(test::corpus_path("graphs/" + name + ".json")), {}).output;
+}
+
+}  // namespace
+
+TEST_CASE("every recomposition and attention rule has a description", "[rules][attention]") {
+  for (const auto* info : {&rules::recompose_rule_info(), &rules::attention_rule_info()})
+    for (const auto& r : *info) CHECK(std::string(r.description).size() > 10);
+}
+
+TEST_CASE("attention: scale by division, no mask (zoo_sfdp1)", "[rules][attention]") {
+  Graph g = optimized("zoo_sfdp1.infer.g0");
+  const auto s = sdpa_nodes(g);
+  REQUIRE(s.size() == 1);
+  CHECK(scale_of(*s[0]) == 1.0 / 8.0);
+  CHECK(s[0]->args[3].is_none());      // no mask
+  CHECK(s[0]->args[4].f == 0.0);       // no dropout
+  CHECK(s[0]->tensor.shape == std::vector<SymExpr>{4, 8, 256, 64});
+}
+
+TEST_CASE("attention: scale by multiplication and an additive causal mask (zoo_hf)", "[rules][attention]") {
+  Graph g = optimized("zoo_hf.infer.g0");
+  const auto s = sdpa_nodes(g);
+  REQUIRE(s.size() == 1);
+  CHECK(scale_of(*s[0]) == 0.125);
+  REQUIRE(s[0]->args[3].is_node());
+  CHECK(g.nodes[s[0]->args[3].node].tensor.dtype == DType::Float32);  // an additive float mask
+}
+
+TEST_CASE("attention: q scaled before the matmul (zoo_qscale)", "[rules][attention]") {
+  Graph g = optimized("zoo_qscale.infer.g0");
+  const auto s = sdpa_nodes(g);
+  REQUIRE(s.size() == 1);
+  CHECK(scale_of(*s[0]) == 0.125);
+}
+
+TEST_CASE("attention: a scale computed at run time goes onto q (gpt2 dynamic)", "[rules][attention]") {
+  Graph g = optimized("gpt2.infer.dyn.g0");
+  const auto s = sdpa_nodes(g);
+  REQUIRE(s.size() == 2);
+  for (const Node* n : s) {
+    CHECK(scale_of(*n) == 1.0);
+    CHECK(g.nodes[n->args[0].node].op == "aten.mul.Tensor");
+    CHECK(n->tensor.shape.size() == 4);
+  }
+}
+
+TEST_CASE("attention: flattened heads with a 3-D transpose (zoo_bmm_views)", "[rules][attention]") {
+  CHECK(sdpa_nodes(optimized("zoo_bmm_views.infer.g0")).size() == 1);
+}
+
+TEST_CASE("training graphs keep their attention decomposed", "[rules][attention]") {
+  Graph g = optimized("zoo_hf.train.g0");
+  CHECK(sdpa_nodes(g).empty());
+  bool has_bmm = false;
+  for (const Node& n : g.nodes) has_bmm |= n.op == "aten.bmm.default" || n.op == "aten.matmul.default";
+  CHECK(has_bmm);
+}
