@@ -25,10 +25,14 @@ def _generator(name: str, device) -> torch.Generator:
     return g
 
 
+_FLOATS = ("float16", "bfloat16", "float32", "float64")
+
+
 class GraphRunner:
-    def __init__(self, doc: dict, device: str = "cuda"):
+    def __init__(self, doc: dict, device: str = "cuda", upcast: bool = False):
         self.doc = doc
         self.device = torch.device(device)
+        self.upcast = upcast  # run every floating-point tensor in float64 (a reference)
         self.hints = {s["name"]: s["hint"] for s in doc.get("symbols", [])}
         self.env = {}
 
@@ -52,7 +56,7 @@ class GraphRunner:
             if key == "float":
                 return float(x)
             if key == "dtype":
-                return getattr(torch, x)
+                return torch.float64 if self.upcast and x in _FLOATS else getattr(torch, x)
             if key == "device":
                 return self.device
             if key == "enum":
@@ -68,6 +72,8 @@ class GraphRunner:
         stride = [self.sym(d) for d in n["stride"]]
         dtype = getattr(torch, n["dtype"])
         g = _generator("input:" + n["name"], self.device)
+        if self.upcast and n["dtype"] in _FLOATS:
+            dtype = torch.float64
         t = torch.empty_strided(shape, stride, dtype=dtype, device=self.device)
         if dtype.is_floating_point:
             t.copy_(torch.randn(shape, generator=g, device=self.device, dtype=torch.float32))
@@ -88,17 +94,22 @@ class GraphRunner:
         if op == "get_attr":
             if n.get("value") is None:
                 raise ValueError("a get_attr without a value (a subgraph module) cannot run here")
-            return torch.tensor(n["value"], dtype=getattr(torch, n["dtype"]), device=self.device)
+            dtype = torch.float64 if self.upcast and n["dtype"] in _FLOATS else getattr(torch, n["dtype"])
+            return torch.tensor(n["value"], dtype=dtype, device=self.device)
         if op.startswith("hop."):
             raise ValueError(f"higher-order op {op} cannot run here")
         # Random draws by node name, so reordered graphs draw the same numbers.
         if op == "aten.rand.default":
             dtype = kwargs.get("dtype") or torch.float32
+            # Draw in float32 and widen, so a float64 run draws the same numbers.
+            return torch.rand(args[0], generator=_generator(n["name"], self.device), device=self.device,
+                              dtype=torch.float32).to(dtype)
             return torch.rand(args[0], generator=_generator(n["name"], self.device), device=self.device, dtype=dtype)
         if op == "prims.inductor_random.default":
             size, mode = args[0], args[2]
             fn = torch.rand if mode == "rand" else torch.randn
-            return fn(size, generator=_generator(n["name"], self.device), device=self.device, dtype=torch.float32)
+            out = fn(size, generator=_generator(n["name"], self.device), device=self.device, dtype=torch.float32)
+            return out.double() if self.upcast else out
         if op == "prims.inductor_seeds.default":
             return torch.arange(args[0], device=self.device, dtype=torch.int64)
         if "scaled_dot_product" in op:
@@ -120,6 +131,6 @@ class GraphRunner:
         return outputs
 
 
-def run_file(path: str, device: str = "cuda"):
+def run_file(path: str, device: str = "cuda", upcast: bool = False):
     with open(path) as f:
-        return GraphRunner(json.load(f), device).run()
+        return GraphRunner(json.load(f), device, upcast).run()
