@@ -13,7 +13,8 @@ const std::vector<RuleInfo>& recompose_rule_info() {
   static const std::vector<RuleInfo> info = {
       {"bmm-as-matmul", "view(bmm(view(a, [N,L,E]), view(b, [N,E,S])), P+[L,S]) = matmul(a, b) for a = P+[L,E], b = P+[E,S], N = prod(P)"},
       {"softmax-recompose", "exp(x - amax(x, d, keep)) / sum(exp(x - amax(x, d, keep)), d, keep) = _softmax(x, d)"},
-      {"scalar-out-of-matmul", "matmul(x * c, y) = matmul(x, y) * c and matmul(x / c, y) = matmul(x, y) / c, for a number c"},
+      {"scalar-out-of-matmul", "matmul(x * c, y) = matmul(x, y) * c, for a number c"},
+      {"scalar-out-of-matmul-div", "matmul(x / c, y) = matmul(x, y) / c, for a number c"},
   };
   return info;
 }

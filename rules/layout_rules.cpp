@@ -9,6 +9,7 @@ using eg::kNoId;
 using eg::Subst;
 
 const std::vector<RuleInfo>& layout_rule_info() {
+  // In the order layout_rules() builds them.
   static const std::vector<RuleInfo> info = {
       {"reshape-as-view", "reshape(x, s) = view(x, s): the same values; the writer picks view or reshape by layout"},
       {"unsafe-view-as-view", "_unsafe_view(x, s) = view(x, s)"},
@@ -16,16 +17,16 @@ const std::vector<RuleInfo>& layout_rule_info() {
       {"squeeze-as-view", "squeeze(x, d) = view(x, shape without that 1)"},
       {"view-of-view", "view(view(x, s1), s2) = view(x, s2)"},
       {"view-identity", "view(x, s) = x when s is x's shape"},
+      {"expand-identity", "expand(x, s) = x when s is x's shape"},
+      {"slice-full", "slice(x, d, start, end, 1) = x when it keeps the whole dimension"},
       {"clone-identity", "clone(x) = x by value"},
       {"alias-identity", "alias(x) = x"},
       {"lift-fresh-copy-identity", "lift_fresh_copy(x) = x by value"},
-      {"expand-identity", "expand(x, s) = x when s is x's shape"},
       {"expand-of-expand", "expand(expand(x, s1), s2) = expand(x, s2)"},
       {"transpose-as-permute", "transpose(x, a, b) = permute(x, identity with a and b swapped)"},
       {"t-as-permute", "t(x) = permute(x, [1, 0]) (x itself below rank 2)"},
       {"permute-identity", "permute(x, [0, 1, ...]) = x"},
       {"permute-of-permute", "permute(permute(x, p), q) = permute(x, p∘q)"},
-      {"slice-full", "slice(x, d, start, end, 1) = x when it keeps the whole dimension"},
       {"permute-of-unit-dims-as-view", "permute(x, p) = view(x, shape) when p moves only dimensions of size 1"},
       {"transpose-through-flatten", "permute(view(x, [prod(P)]+T), [0]+q) = view(permute(x, P-identity + q shifted), ...) when the view only merges x's leading dims P"},
   };

@@ -33,6 +33,14 @@ Graph optimized(const std::string& name) {
 TEST_CASE("every recomposition and attention rule has a description", "[rules][attention]") {
   for (const auto* info : {&rules::recompose_rule_info(), &rules::attention_rule_info()})
     for (const auto& r : *info) CHECK(std::string(r.description).size() > 10);
+  Graph g = load_graph(test::corpus_path("graphs/zoo_sfdp1.infer.g0.json"));
+  TensorEGraph t(g);
+  const auto recompose = rules::recompose_rules(t);
+  REQUIRE(recompose.size() == rules::recompose_rule_info().size());
+  for (size_t i = 0; i < recompose.size(); ++i) CHECK(recompose[i].name() == rules::recompose_rule_info()[i].name);
+  const auto attention = rules::attention_rules(t);
+  REQUIRE(attention.size() == rules::attention_rule_info().size());
+  CHECK(attention[0].name() == rules::attention_rule_info()[0].name);
 }
 
 TEST_CASE("attention: scale by division, no mask (zoo_sfdp1)", "[rules][attention]") {
