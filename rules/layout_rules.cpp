@@ -28,6 +28,7 @@ const std::vector<RuleInfo>& layout_rule_info() {
       {"permute-identity", "permute(x, [0, 1, ...]) = x"},
       {"permute-of-permute", "permute(permute(x, p), q) = permute(x, p∘q)"},
       {"permute-of-unit-dims-as-view", "permute(x, p) = view(x, shape) when p moves only dimensions of size 1"},
+      {"permute-of-unit-insert", "permute(view(x, x's shape with 1s inserted), p) = view(permute(x, p without the 1s), ...)"},
       {"transpose-through-flatten", "permute(view(x, [prod(P)]+T), [0]+q) = view(permute(x, P-identity + q shifted), ...) when the view only merges x's leading dims P"},
   };
   return info;
@@ -175,6 +176,26 @@ std::vector<eg::Rewrite> layout_rules(TensorEGraph& t) {
       last = d;
     }
     return ctx->view(g, s[0], *out);
+  });
+  rule("permute-of-unit-insert", "(aten.permute.default@_ (aten.view.default@_ ?x))", [ctx](eg::EGraph& g, Id eclass, Subst s) {
+    const auto *in = ctx->shape(s[0]), *out = ctx->shape(eclass);
+    const auto* mid = ctx->shape(g.find(g.children(s.root)[0]));
+    if (!in || !out || !mid || mid->size() <= in->size()) return kNoId;
+    // Match x's dims, in order, inside the view's shape; the rest must be 1s.
+    std::vector<int64_t> from_mid(mid->size(), -1);  // view dim -> x dim
+    size_t j = 0;
+    for (size_t i = 0; i < mid->size(); ++i) {
+      if (j < in->size() && ctx->t.prover.is_equal((*mid)[i], (*in)[j])) from_mid[i] = static_cast<int64_t>(j++);
+      else if (!ctx->t.prover.is_equal((*mid)[i], 1)) return kNoId;
+    }
+    if (j != in->size()) return kNoId;
+    const std::vector<int64_t> p = ctx->dims_of(g, s.root, mid->size());
+    if (p.size() != mid->size()) return kNoId;
+    std::vector<int64_t> q;
+    for (int64_t d : p)
+      if (from_mid[static_cast<size_t>(d)] >= 0) q.push_back(from_mid[static_cast<size_t>(d)]);
+    const Id permuted = is_identity(q) ? s[0] : ctx->permute(g, s[0], q);
+    return ctx->view(g, permuted, *out);
   });
   rule("transpose-through-flatten", "(aten.permute.default@_ (aten.view.default@_ ?x))", [ctx](eg::EGraph& g, Id eclass, Subst s) {
     const auto *in = ctx->shape(s[0]), *out = ctx->shape(eclass);

@@ -84,6 +84,13 @@ TEST_CASE("attention: flattened heads with a 3-D transpose (zoo_bmm_views)", "[r
   CHECK(sdpa_nodes(optimized("zoo_bmm_views.infer.g0")).size() == 1);
 }
 
+TEST_CASE("attention: the einsum form, through 5-D unit-dimension permutes (zoo_einsum)", "[rules][attention]") {
+  Graph g = optimized("zoo_einsum.infer.g0");
+  const auto s = sdpa_nodes(g);
+  REQUIRE(s.size() == 1);
+  CHECK(scale_of(*s[0]) == 0.125);
+}
+
 TEST_CASE("training graphs keep their attention decomposed", "[rules][attention]") {
   Graph g = optimized("zoo_hf.train.g0");
   CHECK(sdpa_nodes(g).empty());

@@ -1,7 +1,7 @@
 // `optimize` on the real corpus: the output is shape-valid (checked inside),
 // keeps the inputs and outputs, has fewer layout ops than the input and than
-// Inductor's result, fuses every attention block of the inference graphs
-// (one form not yet: einsum) and leaves training graphs' attention alone.
+// Inductor's result, fuses every attention block of the inference graphs and
+// leaves training graphs' attention alone.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -19,10 +19,7 @@ TEST_CASE("optimize on every corpus graph", "[optimize][corpus]") {
   std::ifstream in(test::corpus_path("manifest.json"));
   const auto manifest = nlohmann::json::parse(in);
   size_t beaten = 0, contested = 0, graphs = 0;
-  // Inference graphs whose attention sator does not fuse yet; kept exact so
-  // that this list is updated when one starts to fuse.
-  const std::set<std::string> not_yet_fused = {"zoo_einsum.infer.g0"};
-  std::set<std::string> unfused;
+  std::set<std::string> unfused;  // inference graphs with an attention block left unfused
   for (const auto& entry : manifest) {
     const std::string name = entry["graph"].get<std::string>();
     INFO(name);
@@ -69,7 +66,7 @@ TEST_CASE("optimize on every corpus graph", "[optimize][corpus]") {
   CHECK(graphs == 46);
   CHECK(contested >= 40);
   CHECK(beaten == contested);
-  CHECK(unfused == not_yet_fused);
+  CHECK(unfused.empty());
 }
 
 TEST_CASE("the largest graph optimizes in well under a second", "[optimize][corpus]") {
