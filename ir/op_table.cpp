@@ -171,6 +171,7 @@ const Row kRows[] = {
     {"aten.bmm.default", C::Matmul, "Tensor self, Tensor mat2", sf::bmm},
     {"aten.addmm.default", C::Matmul, "Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1", sf::addmm},
     {"aten.matmul.default", C::Matmul, "Tensor self, Tensor other", sf::matmul},
+    {"aten.linear.default", C::Matmul, "Tensor input, Tensor weight, Tensor? bias=None", sf::linear},
     {"aten.convolution.default", C::Matmul, "Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups", sf::convolution},
     {"aten.convolution_backward.default", C::Matmul, "Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask", sf::convolution_backward},
 

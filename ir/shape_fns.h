@@ -56,6 +56,7 @@ Inferred mm(InferContext&);
 Inferred bmm(InferContext&);
 Inferred addmm(InferContext&);
 Inferred matmul(InferContext&);  // what sator emits for recomposed batched matmuls
+Inferred linear(InferContext&);  // and for recomposed nn.Linear
 Inferred convolution(InferContext&);
 Inferred convolution_backward(InferContext&);
 Inferred sdpa_efficient(InferContext&);

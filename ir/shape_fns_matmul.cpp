@@ -92,6 +92,20 @@ Inferred matmul(InferContext& c) {
   return Inferred::tensor(std::move(batch), a.dtype);
 }
 
+// input [..., In] · weightᵀ [In, Out] (+ bias [Out]) -> [..., Out]
+Inferred linear(InferContext& c) {
+  const TensorType& x = c.tensor("input");
+  const TensorType& w = c.tensor("weight");
+  if (x.shape.empty()) c.fail("linear: input must have rank 1 or more");
+  require_rank(c, w, 2, "linear: weight");
+  require_same(c, x.shape.back(), w.shape[1], "linear: in_features differ");
+  require_dtype(c, x, w);
+  std::vector<SymExpr> out = x.shape;
+  out.back() = w.shape[0];
+  if (c.arg("bias").is_node()) broadcast(c, c.tensor("bias").shape, out);
+  return Inferred::tensor(std::move(out), x.dtype);
+}
+
 Inferred convolution(InferContext& c) {
   const TensorType& input = c.tensor("input");
   const TensorType& weight = c.tensor("weight");

@@ -15,6 +15,8 @@ const std::vector<RuleInfo>& recompose_rule_info() {
       {"softmax-recompose", "exp(x - amax(x, d, keep)) / sum(exp(x - amax(x, d, keep)), d, keep) = _softmax(x, d)"},
       {"scalar-out-of-matmul", "matmul(x * c, y) = matmul(x, y) * c, for a number c"},
       {"scalar-out-of-matmul-div", "matmul(x / c, y) = matmul(x, y) / c, for a number c"},
+      {"linear", "view(addmm(b, view(x, [N, In]), permute(W, [1, 0])), P+[Out]) = linear(x, W, b) for x = P+[In], N = prod(P)"},
+      {"linear-no-bias", "view(mm(view(x, [N, In]), permute(W, [1, 0])), P+[Out]) = linear(x, W)"},
   };
   return info;
 }
@@ -170,6 +172,52 @@ std::vector<eg::Rewrite> recompose_rules(TensorEGraph& t) {
                       return kNoId;
                     });
   }
+  // nn.Linear, as AOTAutograd decomposes it: flatten, addmm (or mm) with the
+  // transposed weight, unflatten.
+  auto linear = [b](bool bias) {
+    return [b, bias](eg::EGraph& g, Id eclass, Subst s) -> Id {
+      const Id x = s[0], w = s[1];
+      const auto *sx = b->shape(x), *sw = b->shape(w), *out = b->shape(eclass);
+      if (!sx || !sw || !out || sx->empty() || sw->size() != 2 || out->size() != sx->size()) return kNoId;
+      for (size_t i = 0; i + 1 < sx->size(); ++i)
+        if (!b->equal((*sx)[i], (*out)[i])) return kNoId;
+      if (!b->equal(out->back(), (*sw)[0]) || !b->equal(sx->back(), (*sw)[1])) return kNoId;
+      // The product node: its operands must be exactly view(x, [N, In]) and W transposed.
+      const Id prod_class = b->child(g, s.root, 0);
+      for (Id mm : b->nodes(g, prod_class, bias ? "aten.addmm.default" : "aten.mm.default")) {
+        if (!b->attrs(g, mm).kwargs.empty()) continue;  // beta, alpha: the defaults only
+        const size_t a0 = bias ? 1 : 0;
+        const auto* flat = b->shape(b->child(g, mm, a0));
+        if (!flat || flat->size() != 2 || !b->equal((*flat)[1], sx->back())) continue;
+        bool transposed = false;
+        for (Id p : b->nodes(g, b->child(g, mm, a0 + 1), "aten.permute.default"))
+          transposed |= b->child(g, p, 0) == g.find(w) && int_list(b->attrs(g, p).args[1], 2) == std::vector<int64_t>{1, 0};
+        if (!transposed) continue;
+        bool flattens_x = false;
+        for (Id v : b->nodes(g, b->child(g, mm, a0), "aten.view.default")) flattens_x |= b->child(g, v, 0) == g.find(x);
+        if (!flattens_x) continue;
+        NodeAttrs at;
+        at.args = {Value::of_node(0), Value::of_node(1), bias ? Value::of_node(2) : Value::none()};
+        std::vector<Id> kids = {x, w};
+        if (bias) {
+          const auto* sb = b->shape(b->child(g, mm, 0));
+          if (!sb || sb->size() != 1 || !b->equal((*sb)[0], (*sw)[0])) continue;
+          kids.push_back(b->child(g, mm, 0));
+        }
+        return b->add(g, "aten.linear.default", at, kids);
+      }
+      return kNoId;
+    };
+  };
+  rs.emplace_back("linear", t.lang,
+                  "(aten.view.default (aten.addmm.default ?b (aten.view.default ?x) (aten.permute.default ?w)))",
+                  [lin = linear(true)](eg::EGraph& g, Id eclass, Subst s) {
+                    // The searcher binds ?b first: pass x and w in the order the builder expects.
+                    const Id vals[2] = {s[1], s[2]};
+                    return lin(g, eclass, Subst{vals, s.root});
+                  });
+  rs.emplace_back("linear-no-bias", t.lang, "(aten.view.default (aten.mm.default (aten.view.default ?x) (aten.permute.default ?w)))",
+                  linear(false));
   return rs;
 }
 

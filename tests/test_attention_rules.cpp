@@ -98,3 +98,17 @@ TEST_CASE("training graphs keep their attention decomposed", "[rules][attention]
   for (const Node& n : g.nodes) has_bmm |= n.op == "aten.bmm.default" || n.op == "aten.matmul.default";
   CHECK(has_bmm);
 }
+
+TEST_CASE("nn.Linear recomposes, with and without bias", "[rules][attention]") {
+  auto linears = [](const Graph& g, bool with_bias) {
+    size_t n = 0;
+    for (const Node& node : g.nodes)
+      if (node.op == "aten.linear.default") n += node.args.size() == 3 && node.args[2].is_node() == with_bias;
+    return n;
+  };
+  Graph bert = optimized("bert.infer.g0");  // addmm(bias, view(x), permute(W))
+  CHECK(linears(bert, true) >= 12);         // 2 layers x (q, k, v, o, 2 feed-forward)
+  Graph llama = optimized("llama.infer.g0");  // mm(view(x), permute(W)): no bias
+  CHECK(linears(llama, false) >= 14);
+  for (const Node& n : llama.nodes) CHECK(n.op != "aten.mm.default");
+}
