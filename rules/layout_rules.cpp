@@ -29,6 +29,8 @@ const std::vector<RuleInfo>& layout_rule_info() {
       {"permute-of-permute", "permute(permute(x, p), q) = permute(x, p∘q)"},
       {"permute-of-unit-dims-as-view", "permute(x, p) = view(x, shape) when p moves only dimensions of size 1"},
       {"permute-of-unit-insert", "permute(view(x, x's shape with 1s inserted), p) = view(permute(x, p without the 1s), ...)"},
+      {"view-through-pointwise", "view(f(x), s) = f(view(x, s)) for an elementwise f of one tensor (dtype conversion, scaling by a number, exp, ...)"},
+      {"permute-through-pointwise", "permute(f(x), p) = f(permute(x, p)) for the same f"},
       {"transpose-through-flatten", "permute(view(x, [prod(P)]+T), [0]+q) = view(permute(x, P-identity + q shifted), ...) when the view only merges x's leading dims P"},
   };
   return info;
@@ -197,6 +199,42 @@ std::vector<eg::Rewrite> layout_rules(TensorEGraph& t) {
     const Id permuted = is_identity(q) ? s[0] : ctx->permute(g, s[0], q);
     return ctx->view(g, permuted, *out);
   });
+  // Layout ops move outward through elementwise ops of one tensor, so that
+  // they meet (and cancel or merge with) the layout ops on the other side.
+  static const char* kElementwise[] = {
+      "prims.convert_element_type.default", "aten.mul.Tensor", "aten.div.Tensor", "aten.add.Tensor",
+      "aten.sub.Tensor", "aten.neg.default", "aten.exp.default", "aten.tanh.default", "aten.relu.default",
+      "aten.erf.default", "aten.rsqrt.default", "aten.pow.Tensor_Scalar", "aten.mul.Scalar", "aten.div.Scalar"};
+  for (const char* layout : {"aten.view.default", "aten.permute.default"}) {
+    const bool is_view = layout[5] == 'v';
+    rule(is_view ? "view-through-pointwise" : "permute-through-pointwise",
+         (std::string("(") + layout + " ?y)").c_str(), [ctx, is_view](eg::EGraph& g, Id eclass, Subst s) {
+           const auto* out = ctx->shape(eclass);
+           const auto* mid = ctx->shape(s[0]);
+           if (!out || !mid) return kNoId;
+           std::vector<int64_t> dims;
+           if (!is_view) dims = ctx->dims_of(g, s.root, mid->size());
+           // Elementwise nodes of one tensor in the class of y (collected first).
+           std::vector<std::pair<Id, Id>> found;  // (node, its input)
+           for (const char* op : kElementwise) {
+             const auto id = ctx->t.lang.find_op(op);
+             if (!id) continue;
+             for (Id n : g.class_nodes(s[0]))
+               if (g.op(n) == *id && g.children(n).size() == 1) found.emplace_back(n, g.find(g.children(n)[0]));
+           }
+           Id result = kNoId;
+           for (const auto& [n, x] : found) {
+             const auto* in = ctx->shape(x);
+             if (!in || in->size() != mid->size()) continue;  // elementwise ops here keep the shape
+             const Id moved = is_view ? ctx->view(g, x, *out) : ctx->permute(g, x, dims);
+             const Id kids[1] = {moved};
+             const Id f = g.add(g.op(n), g.attr(n), kids);
+             if (result != kNoId) g.union_classes(result, f, "layout-through-pointwise");
+             result = f;
+           }
+           return result;
+         });
+  }
   rule("transpose-through-flatten", "(aten.permute.default@_ (aten.view.default@_ ?x))", [ctx](eg::EGraph& g, Id eclass, Subst s) {
     const auto *in = ctx->shape(s[0]), *out = ctx->shape(eclass);
     const Id flat_class = g.find(g.children(s.root)[0]);

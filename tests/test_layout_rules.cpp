@@ -110,3 +110,16 @@ TEST_CASE("a view of a non-contiguous value is written as reshape", "[rules]") {
                       node("y", "aten.view.default", R"([{"node":"b"},[{"sym":"s0"},24]])", R"(["s0",24])"));
   CHECK(chain(g) == std::vector<std::string>{"aten.reshape.default", "aten.permute.default"});
 }
+
+TEST_CASE("layout ops move through elementwise ops and cancel", "[rules]") {
+  // view(convert(view(x))) back to x's shape: just the conversion.
+  const std::string conv = R"({"name":"b","op":"prims.convert_element_type.default","args":[{"node":"a"},{"dtype":"bfloat16"}],"shape":["s0",24],"stride":[24,1],"dtype":"bfloat16"})";
+  Graph g = optimized(node("a", "aten.view.default", R"([{"node":"x"},[{"sym":"s0"},24]])", R"(["s0",24])") + "," + conv + "," +
+                      R"({"name":"y","op":"aten.view.default","args":[{"node":"b"},[{"sym":"s0"},4,6]],"shape":["s0",4,6],"stride":[24,6,1],"dtype":"bfloat16"})");
+  CHECK(chain(g) == std::vector<std::string>{"prims.convert_element_type.default"});
+  // permute(mul(permute(x), 2)) with inverse permutations: just the scaling.
+  Graph h = optimized(node("a", "aten.permute.default", R"([{"node":"x"},[2,0,1]])", R"([6,"s0",4])") + "," +
+                      node("b", "aten.mul.Tensor", R"([{"node":"a"},2.0])", R"([6,"s0",4])") + "," +
+                      node("y", "aten.permute.default", R"([{"node":"b"},[1,2,0]])", R"(["s0",4,6])"));
+  CHECK(chain(h) == std::vector<std::string>{"aten.mul.Tensor"});
+}
