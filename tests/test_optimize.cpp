@@ -75,3 +75,14 @@ TEST_CASE("the largest graph optimizes in well under a second", "[optimize][corp
   CHECK(r.saturate_ms + r.extract_ms + r.write_ms < 1000.0);
   CHECK(r.layout_ops_out < 569);  // Inductor: 569
 }
+
+TEST_CASE("models outside the corpus: attention fused, layout ops cut", "[optimize]") {
+  for (const char* name : {"qwen2.infer.g0", "mistral.infer.g0"}) {
+    INFO(name);
+    Graph g = load_graph(std::string(SATOR_TESTS_DIR) + "/data/unseen/" + name + ".json");
+    const rules::OptimizeResult r = rules::optimize(g, {});
+    CHECK(r.sdpa_out - r.sdpa_in == 2);  // both layers
+    CHECK(r.layout_ops_out * 3 < r.layout_ops_in);
+    CHECK(r.stop == eg::StopReason::Saturated);
+  }
+}
