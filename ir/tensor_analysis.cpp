@@ -1,5 +1,7 @@
 #include "ir/tensor_analysis.h"
 
+#include <cmath>
+
 #include "ir/infer_context.h"
 #include "ir/op_table.h"
 
@@ -16,12 +18,76 @@ TensorData recorded_type(const Node& n) {
 }
 
 TensorData TensorAnalysis::make_data(const eg::EGraph& g, eg::Id node) {
+  TensorData d;
   if (supplied_) {
-    TensorData d = std::move(*supplied_);
+    d = std::move(*supplied_);
     supplied_.reset();
-    return d;
+  } else {
+    d = infer(g, node);
   }
-  return infer(g, node);
+  if (d.result == Node::Result::Tensor) d.constant = fold_constant(g, node, d);
+  return d;
+}
+
+namespace {
+
+std::optional<double> number(const Value& v) {
+  if (v.kind == Value::Kind::Int) return static_cast<double>(v.i);
+  if (v.kind == Value::Kind::Float) return v.f;
+  if (v.kind == Value::Kind::Bool) return v.b ? 1.0 : 0.0;
+  return std::nullopt;
+}
+
+// A float64 value that the dtype holds exactly (so folding loses nothing).
+bool exact_in(double v, DType t) {
+  switch (t) {
+    case DType::Float64: return true;
+    case DType::Float32: return static_cast<double>(static_cast<float>(v)) == v;
+    case DType::Int64: case DType::Int32: return v == static_cast<double>(static_cast<int64_t>(v)) && std::abs(v) < 2147483648.0;
+    case DType::Bool: return v == 0 || v == 1;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+// Constant tensors (every element one number) are known through creation
+// ops, constants, layout ops and arithmetic on constants.
+std::optional<double> TensorAnalysis::fold_constant(const eg::EGraph& g, eg::Id node, const TensorData& d) const {
+  const std::string& op = lang_.op_name(g.op(node));
+  const NodeAttrs& a = lang_.attrs(g.attr(node));
+  auto child = [&](size_t i) -> std::optional<double> {
+    if (i >= g.children(node).size()) return std::nullopt;
+    return data(g.find(g.children(node)[i])).constant;
+  };
+  // The value of argument `i`: a number, or the constant of the tensor in that slot.
+  auto operand = [&](size_t i) -> std::optional<double> {
+    if (i >= a.args.size()) return std::nullopt;
+    if (a.args[i].kind == Value::Kind::Node) return child(a.args[i].node);
+    return number(a.args[i]);
+  };
+  std::optional<double> v;
+  if (op == "aten.scalar_tensor.default" && !a.args.empty()) v = number(a.args[0]);
+  else if (op == "aten.full.default" && a.args.size() > 1) v = number(a.args[1]);
+  else if (op == "get_attr" && a.value) v = number(*a.value);
+  else if (op == "aten.lift_fresh_copy.default" || op == "aten.clone.default" || op == "aten.alias.default" ||
+           op == "aten.view.default" || op == "aten.reshape.default" || op == "aten._unsafe_view.default" ||
+           op == "aten.permute.default" || op == "aten.expand.default" || op == "aten.unsqueeze.default" ||
+           op == "aten.squeeze.dim" || op == "prims.convert_element_type.default")
+    v = child(0);
+  else if (op == "aten.mul.Tensor" || op == "aten.mul.Scalar" || op == "aten.add.Tensor" || op == "aten.sub.Tensor" ||
+           op == "aten.div.Tensor" || op == "aten.div.Scalar") {
+    const auto x = operand(0), y = operand(1);
+    if (x && y && a.kwargs.empty()) {
+      if (op[5] == 'm') v = *x * *y;
+      else if (op[5] == 'a') v = *x + *y;
+      else if (op[5] == 's') v = *x - *y;
+      else if (*y != 0) v = *x / *y;
+    }
+  }
+  if (v && !std::isfinite(*v) && !std::isinf(*v)) v.reset();  // no NaN constants
+  if (v && !exact_in(*v, d.type.dtype) && !(std::isinf(*v) && is_floating(d.type.dtype))) v.reset();
+  return v;
 }
 
 // Runs the op's shape function on a two-level graph: one placeholder per
@@ -83,9 +149,18 @@ eg::DidMerge TensorAnalysis::merge_data(TensorData& into, TensorData from) {
     }
     if (into.result == Node::Result::SymInt && prover_.equal(into.symint, from.symint) == Truth::False)
       return "values differ";
+    if (into.constant && from.constant && *into.constant != *from.constant &&
+        !(std::isnan(*into.constant) && std::isnan(*from.constant)))
+      return "constant values differ";
     return {};
   };
   if (std::string why = differ(); !why.empty()) throw UnsoundMerge("a rule merged two classes whose " + why);
+  // A constant learnt from the other side is new to this class's parents.
+  if (!into.constant && from.constant) {
+    into.constant = from.constant;
+    return {true, false};
+  }
+  if (into.constant && !from.constant) return {false, true};
   return {false, false};
 }
 

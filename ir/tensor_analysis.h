@@ -22,6 +22,7 @@ struct TensorData {
   TensorType type;                  // Tensor (strides left empty)
   std::vector<OutputSlot> outputs;  // Tuple
   SymExpr symint;                   // SymInt
+  std::optional<double> constant;   // Tensor: every element is this number
 };
 
 struct UnsoundMerge : std::logic_error {
@@ -39,6 +40,8 @@ class TensorAnalysis : public eg::TypedAnalysis<TensorData> {
   eg::DidMerge merge_data(TensorData& into, TensorData from) override;
 
   // The shape of a tensor class, or nullptr.
+  // The number every element of a tensor class holds, if known.
+  std::optional<double> constant(const eg::EGraph& g, eg::Id cls) const { return data(g.find(cls)).constant; }
   const std::vector<SymExpr>* shape(const eg::EGraph& g, eg::Id cls) const {
     const TensorData& d = data(g.find(cls));
     return d.result == Node::Result::Tensor ? &d.type.shape : nullptr;
@@ -47,6 +50,7 @@ class TensorAnalysis : public eg::TypedAnalysis<TensorData> {
 
  private:
   TensorData infer(const eg::EGraph& g, eg::Id node);
+  std::optional<double> fold_constant(const eg::EGraph& g, eg::Id node, const TensorData& d) const;
 
   TensorLanguage& lang_;
   ShapeProver& prover_;

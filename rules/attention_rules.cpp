@@ -286,10 +286,16 @@ std::vector<eg::Rewrite> attention_rules(TensorEGraph& t) {
                           if (auto c = b->scalar_arg(g, n)) {
                             forms.push_back(Form{b->child(g, n, 0), c, op[5] == 'd', mask, kNoId});
                           } else if (g.children(n).size() == 2) {
-                            // A scale computed at run time (a 0-d tensor): (q·c)kᵀ = c·(qkᵀ).
-                            const auto* sc = b->shape(b->child(g, n, 1));
-                            if (sc && sc->empty() && b->dtype(g, b->child(g, n, 1)) == qdt)
-                              forms.push_back(Form{b->child(g, n, 0), std::nullopt, op[5] == 'd', mask, b->child(g, n, 1)});
+                            const Id c = b->child(g, n, 1);
+                            const auto* sc = b->shape(c);
+                            if (!sc || !sc->empty() || b->dtype(g, c) != qdt) continue;
+                            if (auto k = b->t.analysis.constant(g, c)) {
+                              // A 0-d tensor holding a known number: a number scale.
+                              forms.push_back(Form{b->child(g, n, 0), Value::of_float(*k), op[5] == 'd', mask, kNoId});
+                            } else {
+                              // A scale computed at run time: (q·c)kᵀ = c·(qkᵀ).
+                              forms.push_back(Form{b->child(g, n, 0), std::nullopt, op[5] == 'd', mask, c});
+                            }
                           }
                         }
                     };

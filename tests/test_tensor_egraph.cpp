@@ -66,3 +66,20 @@ TEST_CASE("every corpus graph goes through the e-graph and back unchanged in mea
     CHECK(reread.nodes.size() <= in.nodes.size());
   }
 }
+
+TEST_CASE("the analysis carries constant values", "[tensor-egraph]") {
+  Graph g = load_graph(test::corpus_path("graphs/zoo_hf.infer.g0.json"));
+  TensorEGraph t(g);
+  auto constant_of = [&](const char* name) { return t.analysis.constant(t.egraph, t.class_of(*g.find_node(name))); };
+  CHECK(constant_of("full") == -INFINITY);          // full([256, 256], -inf)
+  CHECK(constant_of("scalar_tensor") == 0.0);       // scalar_tensor(0)
+  CHECK_FALSE(constant_of("iota").has_value());     // not one number
+  CHECK_FALSE(constant_of("where").has_value());    // depends on the condition
+  CHECK_FALSE(constant_of("arg0_1").has_value());   // an input
+
+  Graph h = load_graph(test::corpus_path("graphs/gpt2.infer.g0.json"));
+  TensorEGraph u(h);
+  const auto lifted = u.analysis.constant(u.egraph, u.class_of(*h.find_node("lift_fresh_copy")));
+  REQUIRE(lifted);
+  CHECK(*lifted == 0.0);  // lift_fresh_copy(get_attr 0.0)
+}
