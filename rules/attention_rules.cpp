@@ -3,6 +3,8 @@
 #include <memory>
 #include <optional>
 
+#include "rules/causal_mask.h"
+
 namespace sator::rules {
 
 using eg::Id;
@@ -264,7 +266,8 @@ std::vector<eg::Rewrite> attention_rules(TensorEGraph& t) {
                     bool last_dim = false;
                     for (Id sm : b->nodes(g, b->child(g, s.root, 0), "aten._softmax.default")) {
                       const NodeAttrs& a = b->attrs(g, sm);
-                      last_dim |= b->child(g, sm, 0) == g.find(s[0]) && a.args.size() == 3 && a.args[1].i == 3 && !a.args[2].b;
+                      last_dim |= b->child(g, sm, 0) == g.find(s[0]) && a.args.size() == 3 &&
+                                  (a.args[1].i == 3 || a.args[1].i == -1) && !a.args[2].b;
                     }
                     if (!last_dim) return kNoId;
                     const auto qdt = b->dtype(g, s[0]);
@@ -329,10 +332,18 @@ std::vector<eg::Rewrite> attention_rules(TensorEGraph& t) {
                               continue;
                             // An additive mask of q's dtype (SDPA's boolean masks mean something else).
                             if (f.mask != kNoId && b->dtype(g, f.mask) != qdt) continue;
+                            // A mask that is the causal triangle becomes is_causal (SDPA's own,
+                            // faster path); any other additive mask is passed as it is.
+                            const auto* sm = f.mask == kNoId ? nullptr : b->shape(f.mask);
+                            const bool causal = sm && sm->size() >= 2 &&
+                                                b->equal((*sm)[sm->size() - 2], (*sq)[2]) &&
+                                                b->equal((*sm)[sm->size() - 1], (*sk)[2]) &&
+                                                is_causal_mask(b->t, f.mask);
+                            const bool pass_mask = f.mask != kNoId && !causal;
                             NodeAttrs at;
                             at.args = {Value::of_node(0), Value::of_node(1), Value::of_node(2),
-                                       f.mask == kNoId ? Value::none() : Value::of_node(3), Value::of_float(0.0),
-                                       Value::of_bool(false)};
+                                       pass_mask ? Value::of_node(3) : Value::none(), Value::of_float(0.0),
+                                       Value::of_bool(causal)};
                             double scale = f.scale ? (f.divide ? 1.0 / Builder::number(*f.scale) : Builder::number(*f.scale)) : 1.0;
                             Id query = q;
                             if (f.scale_tensor != kNoId) {
@@ -343,7 +354,7 @@ std::vector<eg::Rewrite> attention_rules(TensorEGraph& t) {
                             }
                             at.kwargs.emplace_back("scale", Value::of_float(scale));
                             std::vector<Id> kids = {query, k, g.find(s[1])};
-                            if (f.mask != kNoId) kids.push_back(f.mask);
+                            if (pass_mask) kids.push_back(f.mask);
                             const Id sdpa = b->add(g, "aten.scaled_dot_product_attention.default", at, kids);
                             if (result != kNoId) g.union_classes(result, sdpa, "attention");
                             result = sdpa;

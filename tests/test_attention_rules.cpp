@@ -53,13 +53,74 @@ TEST_CASE("attention: scale by division, no mask (zoo_sfdp1)", "[rules][attentio
   CHECK(s[0]->tensor.shape == std::vector<SymExpr>{4, 8, 256, 64});
 }
 
-TEST_CASE("attention: scale by multiplication and an additive causal mask (zoo_hf)", "[rules][attention]") {
+TEST_CASE("attention: scale by multiplication and a causal mask built from iotas (zoo_hf)", "[rules][attention]") {
   Graph g = optimized("zoo_hf.infer.g0");
   const auto s = sdpa_nodes(g);
   REQUIRE(s.size() == 1);
   CHECK(scale_of(*s[0]) == 0.125);
-  REQUIRE(s[0]->args[3].is_node());
-  CHECK(g.nodes[s[0]->args[3].node].tensor.dtype == DType::Float32);  // an additive float mask
+  CHECK(s[0]->args[3].is_none());  // where(j - i >= 1, -inf, 0) is the causal triangle:
+  CHECK(s[0]->args[5].b);          // is_causal
+}
+
+TEST_CASE("attention: causal masks become is_causal, other masks stay masks", "[rules][attention]") {
+  auto check = [](const char* name, bool causal, bool mask) {
+    INFO(name);
+    Graph g = optimized(name);
+    for (const Node* n : sdpa_nodes(g)) {
+      CHECK(n->args[5].b == causal);
+      CHECK(n->args[3].is_node() == mask);
+    }
+  };
+  check("gpt2.infer.g0", true, false);      // where(col <= row, 0, finfo.min)
+  check("gpt2.infer.dyn.g0", true, false);  // the same with symbolic sizes
+  check("llama.infer.g0", true, false);
+  check("bert.infer.g0", false, true);      // a padding mask
+  check("opt.infer.g0", false, true);       // causal plus padding: not the triangle alone
+}
+
+TEST_CASE("a mask that also hides the diagonal is not causal", "[rules][attention]") {
+  // scores [1, 2, 8, 8]; mask = where(col - row >= t, -inf, 0) for t = 1 (causal) and t = 0 (not).
+  auto graph = [](int t) {
+    auto tensor = [](const char* name, const char* op, const std::string& args, const char* shape, const char* stride,
+                     const char* dtype, const std::string& kwargs = "") {
+      return std::string(R"({"name":")") + name + R"(","op":")" + op + R"(","args":)" + args +
+             (kwargs.empty() ? "" : R"(,"kwargs":)" + kwargs) + R"(,"shape":)" + shape + R"(,"stride":)" + stride +
+             R"(,"dtype":")" + dtype + R"("})";
+    };
+    const std::string iota_kw = R"({"start":0,"step":1,"dtype":{"dtype":"int64"},"device":{"device":"cuda:0"},"requires_grad":false})";
+    std::string n =
+        R"({"name":"q","op":"placeholder","role":"input","shape":[1,2,8,4],"stride":[64,32,4,1],"dtype":"float32"},)"
+        R"({"name":"k","op":"placeholder","role":"input","shape":[1,2,8,4],"stride":[64,32,4,1],"dtype":"float32"},)"
+        R"({"name":"v","op":"placeholder","role":"input","shape":[1,2,8,4],"stride":[64,32,4,1],"dtype":"float32"},)";
+    n += tensor("i0", "prims.iota.default", "[8]", "[8]", "[1]", "int64", iota_kw) + ",";
+    n += tensor("col", "aten.unsqueeze.default", R"([{"node":"i0"},-2])", "[1,8]", "[8,1]", "int64") + ",";
+    n += tensor("i1", "prims.iota.default", "[8]", "[8]", "[1]", "int64", iota_kw) + ",";
+    n += tensor("row", "aten.unsqueeze.default", R"([{"node":"i1"},-1])", "[8,1]", "[1,1]", "int64") + ",";
+    n += tensor("d", "aten.sub.Tensor", R"([{"node":"col"},{"node":"row"}])", "[8,8]", "[8,1]", "int64") + ",";
+    n += tensor("c", "aten.ge.Scalar", std::string(R"([{"node":"d"},)") + std::to_string(t) + "]", "[8,8]", "[8,1]", "bool") + ",";
+    n += tensor("z", "aten.scalar_tensor.default", "[0]", "[]", "[]", "float32",
+                R"({"dtype":{"dtype":"float32"},"layout":{"enum":"torch.strided"},"device":{"device":"cuda:0"}})") + ",";
+    n += tensor("ninf", "aten.full.default", R"([[8,8],{"float":"-inf"}])", "[8,8]", "[8,1]", "float32",
+                R"({"dtype":{"dtype":"float32"},"device":{"device":"cuda:0"},"pin_memory":false})") + ",";
+    n += tensor("m", "aten.where.self", R"([{"node":"c"},{"node":"ninf"},{"node":"z"}])", "[8,8]", "[8,1]", "float32") + ",";
+    n += tensor("kt", "aten.permute.default", R"([{"node":"k"},[0,1,3,2]])", "[1,2,4,8]", "[64,32,1,4]", "float32") + ",";
+    n += tensor("qk", "aten.matmul.default", R"([{"node":"q"},{"node":"kt"}])", "[1,2,8,8]", "[128,64,8,1]", "float32") + ",";
+    n += tensor("sc", "aten.mul.Tensor", R"([{"node":"qk"},0.5])", "[1,2,8,8]", "[128,64,8,1]", "float32") + ",";
+    n += tensor("s", "aten.add.Tensor", R"([{"node":"sc"},{"node":"m"}])", "[1,2,8,8]", "[128,64,8,1]", "float32") + ",";
+    n += tensor("p", "aten._softmax.default", R"([{"node":"s"},-1,false])", "[1,2,8,8]", "[128,64,8,1]", "float32") + ",";
+    n += tensor("y", "aten.matmul.default", R"([{"node":"p"},{"node":"v"}])", "[1,2,8,4]", "[64,32,4,1]", "float32") + ",";
+    n += R"({"name":"output","op":"output","args":[[{"node":"y"}]]})";
+    Graph g = read_graph_text(test::document(n), "mask.json");
+    ShapeProver prover(g.symbols);
+    require_consistent_shapes(g, check_shapes(g, prover), "mask.json");
+    return rules::optimize(g, {}).output;
+  };
+  const Graph causal = graph(1), strict = graph(0);
+  REQUIRE(sdpa_nodes(causal).size() == 1);
+  CHECK(sdpa_nodes(causal)[0]->args[5].b);
+  REQUIRE(sdpa_nodes(strict).size() == 1);
+  CHECK_FALSE(sdpa_nodes(strict)[0]->args[5].b);
+  CHECK(sdpa_nodes(strict)[0]->args[3].is_node());  // kept as a mask
 }
 
 TEST_CASE("attention: q scaled before the matmul (zoo_qscale)", "[rules][attention]") {
