@@ -4,14 +4,17 @@
 // attention rule can see attention whatever form it was written in:
 //   view(bmm(view(a), view(b)))                 = matmul(a, b)      (4-D matmul)
 //   exp(x - amax(x, d)) / sum(exp(x - amax(x, d)), d) = _softmax(x, d)
+//   convert(_softmax(convert(x, f32), d), bf16)       = _softmax(x, d)  (16-bit)
 //   matmul(q * c, k) = matmul(q, k) * c          (scalars across matmuls)
+//   view(addmm(b, view(x), permute(W))) = linear(x, W, b)  (nn.Linear)
 // The attention rule then recognises
 //   matmul(_softmax(matmul(q, kᵀ) · scale [+ mask], -1), v)
 //     = scaled_dot_product_attention(q, k, v, mask, 0.0, False, scale=scale)
-// with the scale a multiplication or a division, an additive mask of any
-// form (built from a boolean `where`, a causal triangle, or a padding mask),
-// k transposed by permute or transpose, and the layout rules taking care of
-// the views, clones and expands around each piece.
+// with the scale a multiplication or a division (by a number, a constant or
+// a run-time 0-d tensor), an additive mask of any form — the causal triangle
+// becomes is_causal (causal_mask.h) — k transposed by permute or transpose,
+// and the layout rules taking care of the views, clones and expands around
+// each piece.
 #pragma once
 
 #include <vector>
