@@ -23,6 +23,7 @@ struct OptimizeCliOptions {
   std::string extractor = "tree", cost = "nodes", device = "h200", chunk = "off";
   std::string memory_budget;
   bool verify = false;
+  bool fuse_dropout = false;
 };
 
 // Options of the CLI contract whose machinery lands with later issues are
@@ -51,6 +52,7 @@ void run_optimize(const OptimizeCliOptions& o) {
   opts.iter_limit = o.iter_limit;
   opts.node_limit = o.node_limit;
   opts.time_limit_s = o.time_limit;
+  opts.fuse_dropout = o.fuse_dropout;
   rules::OptimizeResult r = rules::optimize(input, opts);
 
   const auto tw = std::chrono::steady_clock::now();
@@ -111,6 +113,9 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--chunk", opt.chunk, "off (auto, N: later)");
   cmd->add_option("--memory-budget", opt.memory_budget, "bytes (with chunking, later)");
   cmd->add_flag("--verify", opt.verify, "check the output against the input numerically (later)");
+  cmd->add_flag("--fuse-dropout", opt.fuse_dropout,
+                "also fuse attention written with explicit dropout; SDPA draws its own random numbers, so the "
+                "result is equal in distribution, not bit for bit");
   cmd->callback([] { run_optimize(opt); });
 }
 

@@ -1,6 +1,7 @@
 #include "rules/attention_rules.h"
 
 #include <memory>
+#include <cmath>
 #include <optional>
 
 #include "rules/causal_mask.h"
@@ -28,6 +29,7 @@ const std::vector<RuleInfo>& recompose_rule_info() {
 const std::vector<RuleInfo>& attention_rule_info() {
   static const std::vector<RuleInfo> info = {
       {"attention", "matmul(_softmax(matmul(q, kᵀ) · s [+ m], -1), v) = scaled_dot_product_attention(q, k, v, m, 0, False, scale=s)"},
+      {"attention-dropout", "matmul(dropout_p(_softmax(...)), v) = scaled_dot_product_attention(..., dropout_p, ...): equal in distribution only, so opt-in (--fuse-dropout)"},
   };
   return info;
 }
@@ -255,114 +257,148 @@ std::vector<eg::Rewrite> recompose_rules(TensorEGraph& t) {
   return rs;
 }
 
-std::vector<eg::Rewrite> attention_rules(TensorEGraph& t) {
+// The attention rule's builder: `matmul(p, v)` where class `sm_class` holds
+// `_softmax(scores, -1)` and p is that softmax (or its dropout, dropout_p > 0).
+Id fuse_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id sm_class, Id scores, Id v, double dropout_p) {
+  const auto *ss = b->shape(scores), *sv = b->shape(v);
+  if (!ss || !sv || ss->size() != 4 || sv->size() != 4) return kNoId;
+  // Softmax over the last dimension, no upcast.
+  bool last_dim = false;
+  for (Id sm : b->nodes(g, sm_class, "aten._softmax.default")) {
+    const NodeAttrs& a = b->attrs(g, sm);
+    last_dim |= b->child(g, sm, 0) == g.find(scores) && a.args.size() == 3 &&
+                (a.args[1].i == 3 || a.args[1].i == -1) && !a.args[2].b;
+  }
+  if (!last_dim) return kNoId;
+  const auto qdt = b->dtype(g, scores);
+  if (!qdt || !is_floating(*qdt)) return kNoId;
+
+  // Scores: [mask +] scale * matmul(q, kᵀ); collect every form present.
+  struct Form {
+    Id scores;  // the class holding matmul(q, kᵀ)
+    std::optional<Value> scale;
+    bool divide = false;
+    Id mask = kNoId;
+    Id scale_tensor = kNoId;  // a 0-d tensor scale: applied to q first
+  };
+  std::vector<Form> forms;
+  auto scaled_forms = [&](Id cls, Id mask) {
+    forms.push_back(Form{cls, std::nullopt, false, mask, kNoId});
+    for (const char* op : {"aten.mul.Tensor", "aten.div.Tensor"})
+      for (Id n : b->nodes(g, cls, op)) {
+        if (auto c = b->scalar_arg(g, n)) {
+          forms.push_back(Form{b->child(g, n, 0), c, op[5] == 'd', mask, kNoId});
+        } else if (g.children(n).size() == 2) {
+          const Id c = b->child(g, n, 1);
+          const auto* sc = b->shape(c);
+          if (!sc || !sc->empty() || b->dtype(g, c) != qdt) continue;
+          if (auto k = b->t.analysis.constant(g, c)) {
+            // A 0-d tensor holding a known number: a number scale.
+            forms.push_back(Form{b->child(g, n, 0), Value::of_float(*k), op[5] == 'd', mask, kNoId});
+          } else {
+            // A scale computed at run time: (q·c)kᵀ = c·(qkᵀ).
+            forms.push_back(Form{b->child(g, n, 0), std::nullopt, op[5] == 'd', mask, c});
+          }
+        }
+      }
+  };
+  scaled_forms(g.find(scores), kNoId);
+  for (Id add : b->nodes(g, g.find(scores), "aten.add.Tensor")) {
+    if (g.children(add).size() != 2 || !b->attrs(g, add).kwargs.empty()) continue;
+    scaled_forms(b->child(g, add, 0), b->child(g, add, 1));
+  }
+  Id result = kNoId;
+  for (const Form& f : forms) {
+    for (Id mm : b->nodes(g, f.scores, "aten.matmul.default")) {
+      const Id q = b->child(g, mm, 0), kt = b->child(g, mm, 1);
+      const auto* sq = b->shape(q);
+      if (!sq || sq->size() != 4 || b->dtype(g, q) != qdt || b->dtype(g, v) != qdt) continue;
+      for (const char* tr : {"aten.permute.default", "aten.transpose.int"}) {
+        for (Id p : b->nodes(g, kt, tr)) {
+          const NodeAttrs& pa = b->attrs(g, p);
+          bool swap = false;
+          if (tr[5] == 'p') swap = pa.args.size() == 2 && is_last_two_swap(int_list(pa.args[1], 4));
+          else if (pa.args.size() == 3) {
+            auto d = int_list(Value::of_list({pa.args[1], pa.args[2]}), 4);
+            swap = (d[0] == 2 && d[1] == 3) || (d[0] == 3 && d[1] == 2);
+          }
+          if (!swap) continue;
+          const Id k = b->child(g, p, 0);
+          const auto* sk = b->shape(k);
+          if (!sk || !b->same_dims(std::vector<SymExpr>(sk->begin(), sk->begin() + 2),
+                                   std::vector<SymExpr>(sq->begin(), sq->begin() + 2)) ||
+              !b->same_dims(std::vector<SymExpr>(sv->begin(), sv->begin() + 3),
+                            std::vector<SymExpr>(sk->begin(), sk->begin() + 3)))
+            continue;
+          // An additive mask of q's dtype (SDPA's boolean masks mean something else).
+          if (f.mask != kNoId && b->dtype(g, f.mask) != qdt) continue;
+          // A mask that is the causal triangle becomes is_causal (SDPA's own,
+          // faster path); any other additive mask is passed as it is.
+          const auto* sm = f.mask == kNoId ? nullptr : b->shape(f.mask);
+          const bool causal = sm && sm->size() >= 2 &&
+                              b->equal((*sm)[sm->size() - 2], (*sq)[2]) &&
+                              b->equal((*sm)[sm->size() - 1], (*sk)[2]) &&
+                              is_causal_mask(b->t, f.mask);
+          const bool pass_mask = f.mask != kNoId && !causal;
+          NodeAttrs at;
+          at.args = {Value::of_node(0), Value::of_node(1), Value::of_node(2),
+                     pass_mask ? Value::of_node(3) : Value::none(), Value::of_float(dropout_p),
+                     Value::of_bool(causal)};
+          double scale = f.scale ? (f.divide ? 1.0 / Builder::number(*f.scale) : Builder::number(*f.scale)) : 1.0;
+          Id query = q;
+          if (f.scale_tensor != kNoId) {
+            NodeAttrs sa;
+            sa.args = {Value::of_node(0), Value::of_node(1)};
+            query = b->add(g, f.divide ? "aten.div.Tensor" : "aten.mul.Tensor", sa, {q, f.scale_tensor});
+            scale = 1.0;
+          }
+          at.kwargs.emplace_back("scale", Value::of_float(scale));
+          std::vector<Id> kids = {query, k, g.find(v)};
+          if (pass_mask) kids.push_back(f.mask);
+          const Id sdpa = b->add(g, "aten.scaled_dot_product_attention.default", at, kids);
+          if (result != kNoId) g.union_classes(result, sdpa, "attention");
+          result = sdpa;
+        }
+      }
+    }
+  }
+  return result;
+}
+
+std::vector<eg::Rewrite> attention_rules(TensorEGraph& t, bool fuse_dropout) {
   auto b = std::make_shared<Builder>(Builder{t});
   std::vector<eg::Rewrite> rs;
   rs.emplace_back("attention", t.lang, "(aten.matmul.default (aten._softmax.default@_ ?s) ?v)",
+                  [b](eg::EGraph& g, Id, Subst s) -> Id { return fuse_attention(b, g, b->child(g, s.root, 0), s[0], s[1], 0.0); });
+  if (!fuse_dropout) return rs;
+  // Dropout written out: matmul(mul(mul(gt(rand, p), softmax), 1/(1-p)), v).
+  // SDPA draws its own random numbers: equal in distribution, not in value.
+  rs.emplace_back("attention-dropout", t.lang,
+                  "(aten.matmul.default (aten.mul.Tensor (aten.mul.Tensor ?keep (aten._softmax.default ?s))) ?v)",
                   [b](eg::EGraph& g, Id, Subst s) -> Id {
-                    const auto *ss = b->shape(s[0]), *sv = b->shape(s[1]);
-                    if (!ss || !sv || ss->size() != 4 || sv->size() != 4) return kNoId;
-                    // Softmax over the last dimension, no upcast.
-                    bool last_dim = false;
-                    for (Id sm : b->nodes(g, b->child(g, s.root, 0), "aten._softmax.default")) {
-                      const NodeAttrs& a = b->attrs(g, sm);
-                      last_dim |= b->child(g, sm, 0) == g.find(s[0]) && a.args.size() == 3 &&
-                                  (a.args[1].i == 3 || a.args[1].i == -1) && !a.args[2].b;
-                    }
-                    if (!last_dim) return kNoId;
-                    const auto qdt = b->dtype(g, s[0]);
-                    if (!qdt || !is_floating(*qdt)) return kNoId;
-
-                    // Scores: [mask +] scale * matmul(q, kᵀ); collect every form present.
-                    struct Form {
-                      Id scores;  // the class holding matmul(q, kᵀ)
-                      std::optional<Value> scale;
-                      bool divide = false;
-                      Id mask = kNoId;
-                      Id scale_tensor = kNoId;  // a 0-d tensor scale: applied to q first
-                    };
-                    std::vector<Form> forms;
-                    auto scaled_forms = [&](Id cls, Id mask) {
-                      forms.push_back(Form{cls, std::nullopt, false, mask, kNoId});
-                      for (const char* op : {"aten.mul.Tensor", "aten.div.Tensor"})
-                        for (Id n : b->nodes(g, cls, op)) {
-                          if (auto c = b->scalar_arg(g, n)) {
-                            forms.push_back(Form{b->child(g, n, 0), c, op[5] == 'd', mask, kNoId});
-                          } else if (g.children(n).size() == 2) {
-                            const Id c = b->child(g, n, 1);
-                            const auto* sc = b->shape(c);
-                            if (!sc || !sc->empty() || b->dtype(g, c) != qdt) continue;
-                            if (auto k = b->t.analysis.constant(g, c)) {
-                              // A 0-d tensor holding a known number: a number scale.
-                              forms.push_back(Form{b->child(g, n, 0), Value::of_float(*k), op[5] == 'd', mask, kNoId});
-                            } else {
-                              // A scale computed at run time: (q·c)kᵀ = c·(qkᵀ).
-                              forms.push_back(Form{b->child(g, n, 0), std::nullopt, op[5] == 'd', mask, c});
-                            }
-                          }
-                        }
-                    };
-                    scaled_forms(g.find(s[0]), kNoId);
-                    for (Id add : b->nodes(g, g.find(s[0]), "aten.add.Tensor")) {
-                      if (g.children(add).size() != 2 || !b->attrs(g, add).kwargs.empty()) continue;
-                      scaled_forms(b->child(g, add, 0), b->child(g, add, 1));
-                    }
-                    Id result = kNoId;
-                    for (const Form& f : forms) {
-                      for (Id mm : b->nodes(g, f.scores, "aten.matmul.default")) {
-                        const Id q = b->child(g, mm, 0), kt = b->child(g, mm, 1);
-                        const auto* sq = b->shape(q);
-                        if (!sq || sq->size() != 4 || b->dtype(g, q) != qdt || b->dtype(g, s[1]) != qdt) continue;
-                        for (const char* tr : {"aten.permute.default", "aten.transpose.int"}) {
-                          for (Id p : b->nodes(g, kt, tr)) {
-                            const NodeAttrs& pa = b->attrs(g, p);
-                            bool swap = false;
-                            if (tr[5] == 'p') swap = pa.args.size() == 2 && is_last_two_swap(int_list(pa.args[1], 4));
-                            else if (pa.args.size() == 3) {
-                              auto d = int_list(Value::of_list({pa.args[1], pa.args[2]}), 4);
-                              swap = (d[0] == 2 && d[1] == 3) || (d[0] == 3 && d[1] == 2);
-                            }
-                            if (!swap) continue;
-                            const Id k = b->child(g, p, 0);
-                            const auto* sk = b->shape(k);
-                            if (!sk || !b->same_dims(std::vector<SymExpr>(sk->begin(), sk->begin() + 2),
-                                                     std::vector<SymExpr>(sq->begin(), sq->begin() + 2)) ||
-                                !b->same_dims(std::vector<SymExpr>(sv->begin(), sv->begin() + 3),
-                                              std::vector<SymExpr>(sk->begin(), sk->begin() + 3)))
-                              continue;
-                            // An additive mask of q's dtype (SDPA's boolean masks mean something else).
-                            if (f.mask != kNoId && b->dtype(g, f.mask) != qdt) continue;
-                            // A mask that is the causal triangle becomes is_causal (SDPA's own,
-                            // faster path); any other additive mask is passed as it is.
-                            const auto* sm = f.mask == kNoId ? nullptr : b->shape(f.mask);
-                            const bool causal = sm && sm->size() >= 2 &&
-                                                b->equal((*sm)[sm->size() - 2], (*sq)[2]) &&
-                                                b->equal((*sm)[sm->size() - 1], (*sk)[2]) &&
-                                                is_causal_mask(b->t, f.mask);
-                            const bool pass_mask = f.mask != kNoId && !causal;
-                            NodeAttrs at;
-                            at.args = {Value::of_node(0), Value::of_node(1), Value::of_node(2),
-                                       pass_mask ? Value::of_node(3) : Value::none(), Value::of_float(0.0),
-                                       Value::of_bool(causal)};
-                            double scale = f.scale ? (f.divide ? 1.0 / Builder::number(*f.scale) : Builder::number(*f.scale)) : 1.0;
-                            Id query = q;
-                            if (f.scale_tensor != kNoId) {
-                              NodeAttrs sa;
-                              sa.args = {Value::of_node(0), Value::of_node(1)};
-                              query = b->add(g, f.divide ? "aten.div.Tensor" : "aten.mul.Tensor", sa, {q, f.scale_tensor});
-                              scale = 1.0;
-                            }
-                            at.kwargs.emplace_back("scale", Value::of_float(scale));
-                            std::vector<Id> kids = {query, k, g.find(s[1])};
-                            if (pass_mask) kids.push_back(f.mask);
-                            const Id sdpa = b->add(g, "aten.scaled_dot_product_attention.default", at, kids);
-                            if (result != kNoId) g.union_classes(result, sdpa, "attention");
-                            result = sdpa;
-                          }
+                    const Id scaled = b->child(g, s.root, 0);
+                    for (Id outer : b->nodes(g, scaled, "aten.mul.Tensor")) {
+                      const auto c = b->scalar_arg(g, outer);
+                      if (!c) continue;
+                      const Id masked = b->child(g, outer, 0);
+                      for (Id inner : b->nodes(g, masked, "aten.mul.Tensor")) {
+                        if (g.children(inner).size() != 2 || b->child(g, inner, 0) != g.find(s[0])) continue;
+                        const Id sm_class = b->child(g, inner, 1);
+                        for (Id gt : b->nodes(g, g.find(s[0]), "aten.gt.Scalar")) {
+                          const auto p = b->scalar_arg(g, gt);
+                          if (!p) continue;
+                          const double keep = 1.0 - Builder::number(*p);
+                          const Id r = b->child(g, gt, 0);
+                          const bool uniform = !b->nodes(g, r, "aten.rand.default").empty();
+                          const auto *sr = b->shape(r), *ssm = b->shape(sm_class);
+                          if (!uniform || !sr || !ssm || !b->same_dims(*sr, *ssm) || keep <= 0 ||
+                              std::abs(Builder::number(*c) * keep - 1.0) > 1e-9)
+                            continue;
+                          return fuse_attention(b, g, sm_class, s[1], s[2], Builder::number(*p));
                         }
                       }
                     }
-                    return result;
+                    return kNoId;
                   });
   return rs;
 }

@@ -29,6 +29,8 @@ const std::vector<RuleInfo>& recompose_rule_info();
 std::vector<eg::Rewrite> recompose_rules(TensorEGraph& t);
 
 const std::vector<RuleInfo>& attention_rule_info();
-std::vector<eg::Rewrite> attention_rules(TensorEGraph& t);
+// `fuse_dropout` adds attention written with explicit dropout, which SDPA
+// replaces with its own random draws (equal in distribution, not in value).
+std::vector<eg::Rewrite> attention_rules(TensorEGraph& t, bool fuse_dropout = false);
 
 }  // namespace sator::rules

@@ -44,7 +44,7 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
   bool training = false;
   for (const Node& n : input.nodes) training |= n.op == "placeholder" && n.role == Role::Tangent;
   if (!training)
-    for (eg::Rewrite& r : attention_rules(t)) rules.push_back(std::move(r));
+    for (eg::Rewrite& r : attention_rules(t, options.fuse_dropout)) rules.push_back(std::move(r));
   eg::Runner runner;
   runner.with_iter_limit(options.iter_limit).with_node_limit(options.node_limit).with_time_limit(options.time_limit_s);
   r.stop = runner.run(t.egraph, rules);

@@ -13,6 +13,7 @@ struct OptimizeOptions {
   size_t iter_limit = 30;
   size_t node_limit = 200000;
   double time_limit_s = 10.0;
+  bool fuse_dropout = false;  // attention with explicit dropout -> SDPA's own (changes random draws)
 };
 
 struct OptimizeResult {

@@ -38,9 +38,10 @@ TEST_CASE("every recomposition and attention rule has a description", "[rules][a
   const auto recompose = rules::recompose_rules(t);
   REQUIRE(recompose.size() == rules::recompose_rule_info().size());
   for (size_t i = 0; i < recompose.size(); ++i) CHECK(recompose[i].name() == rules::recompose_rule_info()[i].name);
-  const auto attention = rules::attention_rules(t);
+  CHECK(rules::attention_rules(t).size() == 1);  // attention-dropout is opt-in
+  const auto attention = rules::attention_rules(t, /*fuse_dropout=*/true);
   REQUIRE(attention.size() == rules::attention_rule_info().size());
-  CHECK(attention[0].name() == rules::attention_rule_info()[0].name);
+  for (size_t i = 0; i < attention.size(); ++i) CHECK(attention[i].name() == rules::attention_rule_info()[i].name);
 }
 
 TEST_CASE("attention: scale by division, no mask (zoo_sfdp1)", "[rules][attention]") {
@@ -78,49 +79,75 @@ TEST_CASE("attention: causal masks become is_causal, other masks stay masks", "[
   check("opt.infer.g0", false, true);       // causal plus padding: not the triangle alone
 }
 
-TEST_CASE("a mask that also hides the diagonal is not causal", "[rules][attention]") {
-  // scores [1, 2, 8, 8]; mask = where(col - row >= t, -inf, 0) for t = 1 (causal) and t = 0 (not).
-  auto graph = [](int t) {
-    auto tensor = [](const char* name, const char* op, const std::string& args, const char* shape, const char* stride,
-                     const char* dtype, const std::string& kwargs = "") {
-      return std::string(R"({"name":")") + name + R"(","op":")" + op + R"(","args":)" + args +
-             (kwargs.empty() ? "" : R"(,"kwargs":)" + kwargs) + R"(,"shape":)" + shape + R"(,"stride":)" + stride +
-             R"(,"dtype":")" + dtype + R"("})";
-    };
-    const std::string iota_kw = R"({"start":0,"step":1,"dtype":{"dtype":"int64"},"device":{"device":"cuda:0"},"requires_grad":false})";
-    std::string n =
-        R"({"name":"q","op":"placeholder","role":"input","shape":[1,2,8,4],"stride":[64,32,4,1],"dtype":"float32"},)"
-        R"({"name":"k","op":"placeholder","role":"input","shape":[1,2,8,4],"stride":[64,32,4,1],"dtype":"float32"},)"
-        R"({"name":"v","op":"placeholder","role":"input","shape":[1,2,8,4],"stride":[64,32,4,1],"dtype":"float32"},)";
-    n += tensor("i0", "prims.iota.default", "[8]", "[8]", "[1]", "int64", iota_kw) + ",";
-    n += tensor("col", "aten.unsqueeze.default", R"([{"node":"i0"},-2])", "[1,8]", "[8,1]", "int64") + ",";
-    n += tensor("i1", "prims.iota.default", "[8]", "[8]", "[1]", "int64", iota_kw) + ",";
-    n += tensor("row", "aten.unsqueeze.default", R"([{"node":"i1"},-1])", "[8,1]", "[1,1]", "int64") + ",";
-    n += tensor("d", "aten.sub.Tensor", R"([{"node":"col"},{"node":"row"}])", "[8,8]", "[8,1]", "int64") + ",";
-    n += tensor("c", "aten.ge.Scalar", std::string(R"([{"node":"d"},)") + std::to_string(t) + "]", "[8,8]", "[8,1]", "bool") + ",";
-    n += tensor("z", "aten.scalar_tensor.default", "[0]", "[]", "[]", "float32",
-                R"({"dtype":{"dtype":"float32"},"layout":{"enum":"torch.strided"},"device":{"device":"cuda:0"}})") + ",";
-    n += tensor("ninf", "aten.full.default", R"([[8,8],{"float":"-inf"}])", "[8,8]", "[8,1]", "float32",
-                R"({"dtype":{"dtype":"float32"},"device":{"device":"cuda:0"},"pin_memory":false})") + ",";
-    n += tensor("m", "aten.where.self", R"([{"node":"c"},{"node":"ninf"},{"node":"z"}])", "[8,8]", "[8,1]", "float32") + ",";
-    n += tensor("kt", "aten.permute.default", R"([{"node":"k"},[0,1,3,2]])", "[1,2,4,8]", "[64,32,1,4]", "float32") + ",";
-    n += tensor("qk", "aten.matmul.default", R"([{"node":"q"},{"node":"kt"}])", "[1,2,8,8]", "[128,64,8,1]", "float32") + ",";
-    n += tensor("sc", "aten.mul.Tensor", R"([{"node":"qk"},0.5])", "[1,2,8,8]", "[128,64,8,1]", "float32") + ",";
-    n += tensor("s", "aten.add.Tensor", R"([{"node":"sc"},{"node":"m"}])", "[1,2,8,8]", "[128,64,8,1]", "float32") + ",";
-    n += tensor("p", "aten._softmax.default", R"([{"node":"s"},-1,false])", "[1,2,8,8]", "[128,64,8,1]", "float32") + ",";
-    n += tensor("y", "aten.matmul.default", R"([{"node":"p"},{"node":"v"}])", "[1,2,8,4]", "[64,32,4,1]", "float32") + ",";
-    n += R"({"name":"output","op":"output","args":[[{"node":"y"}]]})";
-    Graph g = read_graph_text(test::document(n), "mask.json");
-    ShapeProver prover(g.symbols);
-    require_consistent_shapes(g, check_shapes(g, prover), "mask.json");
-    return rules::optimize(g, {}).output;
+namespace {
+
+// Attention on q, k, v [1, 2, 8, 4] with mask = where(col - row >= t, -inf, 0);
+// with `dropout`, the probabilities go through dropout(0.1) written out.
+Graph small_attention(int t, bool dropout, bool fuse_dropout) {
+  auto tensor = [](const char* name, const char* op, const std::string& args, const char* shape, const char* stride,
+                   const char* dtype, const std::string& kwargs = "") {
+    return std::string(R"({"name":")") + name + R"(","op":")" + op + R"(","args":)" + args +
+           (kwargs.empty() ? "" : R"(,"kwargs":)" + kwargs) + R"(,"shape":)" + shape + R"(,"stride":)" + stride +
+           R"(,"dtype":")" + dtype + R"("})";
   };
-  const Graph causal = graph(1), strict = graph(0);
+  const std::string iota_kw = R"({"start":0,"step":1,"dtype":{"dtype":"int64"},"device":{"device":"cuda:0"},"requires_grad":false})";
+  std::string n =
+      R"({"name":"q","op":"placeholder","role":"input","shape":[1,2,8,4],"stride":[64,32,4,1],"dtype":"float32"},)"
+      R"({"name":"k","op":"placeholder","role":"input","shape":[1,2,8,4],"stride":[64,32,4,1],"dtype":"float32"},)"
+      R"({"name":"v","op":"placeholder","role":"input","shape":[1,2,8,4],"stride":[64,32,4,1],"dtype":"float32"},)";
+  n += tensor("i0", "prims.iota.default", "[8]", "[8]", "[1]", "int64", iota_kw) + ",";
+  n += tensor("col", "aten.unsqueeze.default", R"([{"node":"i0"},-2])", "[1,8]", "[8,1]", "int64") + ",";
+  n += tensor("i1", "prims.iota.default", "[8]", "[8]", "[1]", "int64", iota_kw) + ",";
+  n += tensor("row", "aten.unsqueeze.default", R"([{"node":"i1"},-1])", "[8,1]", "[1,1]", "int64") + ",";
+  n += tensor("d", "aten.sub.Tensor", R"([{"node":"col"},{"node":"row"}])", "[8,8]", "[8,1]", "int64") + ",";
+  n += tensor("c", "aten.ge.Scalar", std::string(R"([{"node":"d"},)") + std::to_string(t) + "]", "[8,8]", "[8,1]", "bool") + ",";
+  n += tensor("z", "aten.scalar_tensor.default", "[0]", "[]", "[]", "float32",
+              R"({"dtype":{"dtype":"float32"},"layout":{"enum":"torch.strided"},"device":{"device":"cuda:0"}})") + ",";
+  n += tensor("ninf", "aten.full.default", R"([[8,8],{"float":"-inf"}])", "[8,8]", "[8,1]", "float32",
+              R"({"dtype":{"dtype":"float32"},"device":{"device":"cuda:0"},"pin_memory":false})") + ",";
+  n += tensor("m", "aten.where.self", R"([{"node":"c"},{"node":"ninf"},{"node":"z"}])", "[8,8]", "[8,1]", "float32") + ",";
+  n += tensor("kt", "aten.permute.default", R"([{"node":"k"},[0,1,3,2]])", "[1,2,4,8]", "[64,32,1,4]", "float32") + ",";
+  n += tensor("qk", "aten.matmul.default", R"([{"node":"q"},{"node":"kt"}])", "[1,2,8,8]", "[128,64,8,1]", "float32") + ",";
+  n += tensor("sc", "aten.mul.Tensor", R"([{"node":"qk"},0.5])", "[1,2,8,8]", "[128,64,8,1]", "float32") + ",";
+  n += tensor("s", "aten.add.Tensor", R"([{"node":"sc"},{"node":"m"}])", "[1,2,8,8]", "[128,64,8,1]", "float32") + ",";
+  n += tensor("p", "aten._softmax.default", R"([{"node":"s"},-1,false])", "[1,2,8,8]", "[128,64,8,1]", "float32") + ",";
+  std::string probs = "p";
+  if (dropout) {
+    n += tensor("r", "aten.rand.default", "[[1,2,8,8]]", "[1,2,8,8]", "[128,64,8,1]", "float32",
+                R"({"dtype":{"dtype":"float32"},"device":{"device":"cuda:0"},"pin_memory":false})") + ",";
+    n += tensor("keep", "aten.gt.Scalar", R"([{"node":"r"},0.1])", "[1,2,8,8]", "[128,64,8,1]", "bool") + ",";
+    n += tensor("pk", "aten.mul.Tensor", R"([{"node":"keep"},{"node":"p"}])", "[1,2,8,8]", "[128,64,8,1]", "float32") + ",";
+    n += tensor("pd", "aten.mul.Tensor", R"([{"node":"pk"},1.1111111111111112])", "[1,2,8,8]", "[128,64,8,1]", "float32") + ",";
+    probs = "pd";
+  }
+  n += tensor("y", "aten.matmul.default", R"([{"node":")" + probs + R"("},{"node":"v"}])", "[1,2,8,4]", "[64,32,4,1]", "float32") + ",";
+  n += R"({"name":"output","op":"output","args":[[{"node":"y"}]]})";
+  Graph g = read_graph_text(test::document(n), "mask.json");
+  ShapeProver prover(g.symbols);
+  require_consistent_shapes(g, check_shapes(g, prover), "mask.json");
+  rules::OptimizeOptions options;
+  options.fuse_dropout = fuse_dropout;
+  return rules::optimize(g, options).output;
+}
+
+}  // namespace
+
+TEST_CASE("a mask that also hides the diagonal is not causal", "[rules][attention]") {
+  const Graph causal = small_attention(1, false, false), strict = small_attention(0, false, false);
   REQUIRE(sdpa_nodes(causal).size() == 1);
   CHECK(sdpa_nodes(causal)[0]->args[5].b);
   REQUIRE(sdpa_nodes(strict).size() == 1);
   CHECK_FALSE(sdpa_nodes(strict)[0]->args[5].b);
   CHECK(sdpa_nodes(strict)[0]->args[3].is_node());  // kept as a mask
+}
+
+TEST_CASE("attention written with dropout fuses only when asked", "[rules][attention]") {
+  CHECK(sdpa_nodes(small_attention(1, true, false)).empty());  // it would change the random draws
+  const Graph fused = small_attention(1, true, true);
+  REQUIRE(sdpa_nodes(fused).size() == 1);
+  CHECK(sdpa_nodes(fused)[0]->args[4].f == Approx(0.1));  // dropout_p
+  CHECK(sdpa_nodes(fused)[0]->args[5].b);                 // and still causal
+  for (const Node& n : fused.nodes) CHECK(n.op != "aten.rand.default");
 }
 
 TEST_CASE("attention: q scaled before the matmul (zoo_qscale)", "[rules][attention]") {
