@@ -88,6 +88,10 @@ def graph_to_doc(graph, gm, name, source):
                         break
                     except RuntimeError:  # a fake tensor without data
                         pass
+            if d["value"] is None:
+                print(f"note: {name}: constant {n.target} has no readable data "
+                      f"({type(attr).__name__}, {tuple(getattr(attr, 'shape', ()))}, "
+                      f"users: {[u.format_node() for u in n.users]})", file=sys.stderr)
             d["args"] = []
         else:
             d["op"] = _op_name(n.target)
@@ -106,20 +110,31 @@ def graph_to_doc(graph, gm, name, source):
 
 
 def capture(model, inputs, name, source, out_dir):
-    captured = []
+    """Write the joint graph as Inductor's joint-graph passes receive it
+    (OUT_DIR/NAME.gK.json) and as they leave it (OUT_DIR/inductor/NAME.gK.json),
+    the same two stages as corpus/graphs and corpus/inductor."""
+    captured, after = [], []
 
-    def hook(graph):
+    def before_hook(graph):
         captured.append(graph_to_doc(graph, graph.owning_module, f"{name}.g{len(captured)}", source))
 
-    inductor_config.joint_custom_pre_pass = hook
+    def after_hook(graph):
+        stage = dict(source, stage="after_inductor_joint_passes")
+        after.append(graph_to_doc(graph, graph.owning_module, f"{name}.g{len(after)}", stage))
+
+    inductor_config.joint_custom_pre_pass = before_hook
+    inductor_config.joint_custom_post_pass = after_hook
     torch._dynamo.reset()
     with torch.no_grad():
         torch.compile(model, dynamic=False)(*inputs)
     inductor_config.joint_custom_pre_pass = None
-    for doc in captured:
-        with open(os.path.join(out_dir, doc["name"] + ".json"), "w") as f:
-            json.dump(doc, f, separators=(",", ":"))
-        print("captured", doc["name"], len(doc["nodes"]), "nodes")
+    inductor_config.joint_custom_post_pass = None
+    os.makedirs(os.path.join(out_dir, "inductor"), exist_ok=True)
+    for sub, docs in (("", captured), ("inductor", after)):
+        for doc in docs:
+            with open(os.path.join(out_dir, sub, doc["name"] + ".json"), "w") as f:
+                json.dump(doc, f, separators=(",", ":"))
+            print("captured", sub or "input", doc["name"], len(doc["nodes"]), "nodes")
 
 
 def main():
@@ -127,6 +142,10 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     import transformers
     torch.manual_seed(0)
+    # as when the corpus was captured: TF32 lets Inductor's attention patterns
+    # pass their dtype check on fp32 graphs
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
     models = {
         "qwen2": (transformers.Qwen2Config, transformers.Qwen2ForCausalLM),
         "mistral": (transformers.MistralConfig, transformers.MistralForCausalLM),
