@@ -140,6 +140,13 @@ const Row kRows[] = {
     {"aten.ge.Scalar", C::Pointwise, "Tensor self, Scalar other", sf::comparison},
     {"aten.le.Scalar", C::Pointwise, "Tensor self, Scalar other", sf::comparison},
     {"aten.le.Tensor", C::Pointwise, "Tensor self, Tensor other", sf::comparison},
+    // The rest of the comparison family (not in the corpus; Inductor's output
+    // for Mistral has gt.Tensor).
+    {"aten.ne.Tensor", C::Pointwise, "Tensor self, Tensor other", sf::comparison},
+    {"aten.gt.Tensor", C::Pointwise, "Tensor self, Tensor other", sf::comparison},
+    {"aten.ge.Tensor", C::Pointwise, "Tensor self, Tensor other", sf::comparison},
+    {"aten.lt.Scalar", C::Pointwise, "Tensor self, Scalar other", sf::comparison},
+    {"aten.lt.Tensor", C::Pointwise, "Tensor self, Tensor other", sf::comparison},
     {"aten.bitwise_and.Tensor", C::Pointwise, "Tensor self, Tensor other", sf::bitwise},
     {"aten.exp.default", C::Pointwise, "Tensor self", sf::unary_float},
     {"aten.erf.default", C::Pointwise, "Tensor self", sf::unary_float},

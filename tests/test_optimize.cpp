@@ -89,6 +89,10 @@ TEST_CASE("models outside the corpus: attention fused, fewer layout ops than Ind
     // more layout ops than sator.
     const Graph inductor =
         load_graph(std::string(SATOR_TESTS_DIR) + "/data/unseen/inductor/" + name + ".json");
+    ShapeProver prover(inductor.symbols);
+    const ShapeCheckReport check = check_shapes(inductor, prover);
+    CHECK(check.opaque_ops.empty());  // every op it uses has a shape function
+    CHECK(check.issues.empty());
     const GraphStats greedy = compute_stats(inductor);
     CHECK(greedy.sdpa_ops < r.sdpa_out);
     CHECK(r.layout_ops_out < greedy.layout_ops);
