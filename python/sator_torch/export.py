@@ -12,6 +12,7 @@ import sys
 
 import torch
 import torch._inductor.config as inductor_config
+from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 
 def _size(v):
@@ -84,7 +85,10 @@ def graph_to_doc(graph, gm, name, source):
             for t in (real, attr):
                 if isinstance(t, torch.Tensor) and t.numel() <= 64:
                     try:
-                        d["value"] = t.tolist()
+                        # The joint passes run under Inductor's fake mode, which
+                        # refuses to read a real tensor: step out of it.
+                        with unset_fake_temporarily():
+                            d["value"] = t.tolist()
                         break
                     except RuntimeError:  # a fake tensor without data
                         pass
