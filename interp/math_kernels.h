@@ -1,0 +1,28 @@
+// Pointwise maps, reductions and softmax of the reference interpreter, in
+// float64 with torch's broadcasting.
+#pragma once
+
+#include <functional>
+
+#include "interp/tensor64.h"
+
+namespace sator::interp {
+
+Tensor64 map(const Tensor64& t, const std::function<double(double)>& fn, DType result);
+// Both operands broadcast to a common shape.
+Tensor64 zip(const Tensor64& a, const Tensor64& b, const std::function<double(double, double)>& fn,
+             DType result);
+Tensor64 where(const Tensor64& cond, const Tensor64& a, const Tensor64& b, DType result);
+Tensor64 broadcast_to(const Tensor64& t, const Shape& shape);
+
+// Reduces the listed dims (all dims when `dims` is empty) with fn, starting
+// from `init`; keepdim keeps them as size 1.
+Tensor64 reduce(const Tensor64& t, std::vector<int64_t> dims, bool keepdim, double init,
+                const std::function<double(double, double)>& fn);
+Tensor64 sum(const Tensor64& t, const std::vector<int64_t>& dims, bool keepdim);
+Tensor64 amax(const Tensor64& t, const std::vector<int64_t>& dims, bool keepdim);
+Tensor64 mean(const Tensor64& t, const std::vector<int64_t>& dims, bool keepdim);
+// exp(x - max) / sum(exp(x - max)) along dim, the textbook definition.
+Tensor64 softmax(const Tensor64& t, int64_t dim);
+
+}  // namespace sator::interp

@@ -1,0 +1,25 @@
+// Matrix products and attention of the reference interpreter: the textbook
+// sums in float64, in a fixed order.
+#pragma once
+
+#include <optional>
+
+#include "interp/tensor64.h"
+
+namespace sator::interp {
+
+Tensor64 mm(const Tensor64& a, const Tensor64& b);    // [n, k] x [k, m]
+Tensor64 bmm(const Tensor64& a, const Tensor64& b);   // [b, n, k] x [b, k, m]
+// torch.matmul: 1-D operands promoted and the added dim removed, batch dims broadcast.
+Tensor64 matmul(const Tensor64& a, const Tensor64& b);
+
+struct SdpaOptions {
+  std::optional<Tensor64> attn_mask;  // bool (true = attend) or additive, broadcast to [.., L, S]
+  bool is_causal = false;             // keep j <= i (top-left aligned, as torch)
+  std::optional<double> scale;        // default 1 / sqrt(E)
+  bool enable_gqa = false;            // k/v heads repeated to q's head count
+};
+// softmax(q kᵀ · scale + mask) v, exactly torch's documented reference (no dropout).
+Tensor64 sdpa(const Tensor64& q, const Tensor64& k, const Tensor64& v, const SdpaOptions& options);
+
+}  // namespace sator::interp

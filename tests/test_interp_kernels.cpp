@@ -1,0 +1,205 @@
+// The reference interpreter's kernels against PyTorch's documented semantics:
+// index maps checked element by element on arange inputs, arithmetic on small
+// hand-computed cases, attention against its textbook composition.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "interp/layout_kernels.h"
+#include "interp/matmul_kernels.h"
+#include "interp/math_kernels.h"
+
+using namespace sator;
+using namespace sator::interp;
+
+namespace {
+Tensor64 random_tensor(Shape shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  Tensor64 t = Tensor64::filled(std::move(shape), 0.0);
+  for (double& x : t.data) x = normal(rng);
+  return t;
+}
+}  // namespace
+
+TEST_CASE("for_each_index visits every index once, row-major", "[interp]") {
+  std::vector<Shape> seen;
+  for_each_index({2, 3}, [&](const Shape& i) { seen.push_back(i); });
+  REQUIRE(seen.size() == 6);
+  CHECK(seen[0] == Shape{0, 0});
+  CHECK(seen[2] == Shape{0, 2});
+  CHECK(seen[3] == Shape{1, 0});
+  CHECK(seen[5] == Shape{1, 2});
+  int scalar_visits = 0, empty_visits = 0;
+  for_each_index({}, [&](const Shape&) { ++scalar_visits; });
+  for_each_index({3, 0, 2}, [&](const Shape&) { ++empty_visits; });
+  CHECK(scalar_visits == 1);
+  CHECK(empty_visits == 0);
+}
+
+TEST_CASE("reshape keeps row-major order and infers -1", "[interp]") {
+  const Tensor64 t = Tensor64::arange({2, 6});
+  const Tensor64 r = reshape(t, {3, -1});
+  CHECK(r.shape == Shape{3, 4});
+  CHECK(r.at({2, 1}) == 9.0);
+  CHECK_THROWS_AS(reshape(t, {5, 2}), InterpError);
+  CHECK_THROWS_AS(reshape(t, {-1, -1}), InterpError);
+}
+
+TEST_CASE("permute: output dim i is input dim dims[i]", "[interp]") {
+  const Tensor64 t = Tensor64::arange({2, 3, 4});
+  const Tensor64 p = permute(t, {2, 0, 1});
+  REQUIRE(p.shape == Shape{4, 2, 3});
+  for_each_index(p.shape, [&](const Shape& i) { CHECK(p.at(i) == t.at({i[1], i[2], i[0]})); });
+  // Composition: permute(permute(t, a), b) == permute(t, a[b[i]]).
+  const std::vector<int64_t> a{2, 0, 1}, b{1, 2, 0};
+  std::vector<int64_t> ab(3);
+  for (size_t i = 0; i < 3; ++i) ab[i] = a[static_cast<size_t>(b[i])];
+  CHECK(permute(p, b).data == permute(t, ab).data);
+  CHECK_THROWS_AS(permute(t, {0, 0, 1}), InterpError);
+  CHECK(transpose(t, 0, -1).data == permute(t, {2, 1, 0}).data);
+}
+
+TEST_CASE("expand repeats size-1 dims and adds leading ones", "[interp]") {
+  const Tensor64 t = Tensor64::arange({3, 1});
+  const Tensor64 e = expand(t, {2, -1, 4});
+  REQUIRE(e.shape == Shape{2, 3, 4});
+  for_each_index(e.shape, [&](const Shape& i) { CHECK(e.at(i) == static_cast<double>(i[1])); });
+  CHECK_THROWS_AS(expand(t, {2, 4}), InterpError);  // 3 cannot become 2
+}
+
+TEST_CASE("unsqueeze, squeeze, slice, select, cat", "[interp]") {
+  const Tensor64 t = Tensor64::arange({4, 5});
+  CHECK(unsqueeze(t, -1).shape == Shape{4, 5, 1});
+  CHECK(squeeze_dim(unsqueeze(t, 1), 1).shape == Shape{4, 5});
+  CHECK(squeeze_dim(t, 0).shape == Shape{4, 5});  // size 4: no-op
+  // slice(dim=1, start=-4, end=huge, step=2) keeps columns 1 and 3.
+  const Tensor64 s = slice(t, 1, -4, std::numeric_limits<int64_t>::max(), 2);
+  REQUIRE(s.shape == Shape{4, 2});
+  CHECK(s.at({2, 0}) == 11.0);
+  CHECK(s.at({2, 1}) == 13.0);
+  CHECK(slice(t, 0, 3, 1, 1).shape == Shape{0, 5});  // end before start: empty
+  const Tensor64 row = select(t, 0, -1);
+  CHECK(row.shape == Shape{5});
+  CHECK(row.at({0}) == 15.0);
+  const Tensor64 c = cat({t, slice(t, 0, 0, 2, 1)}, 0);
+  REQUIRE(c.shape == Shape{6, 5});
+  CHECK(c.at({5, 4}) == 9.0);
+  CHECK_THROWS_AS(cat({t, Tensor64::arange({4, 4})}, 0), InterpError);
+}
+
+TEST_CASE("pointwise ops broadcast like torch", "[interp]") {
+  const Tensor64 a = Tensor64::arange({3, 1});
+  const Tensor64 b = Tensor64::arange({4});
+  const Tensor64 s = zip(a, b, [](double x, double y) { return 10 * x + y; }, DType::Float64);
+  REQUIRE(s.shape == Shape{3, 4});
+  CHECK(s.at({2, 3}) == 23.0);
+  CHECK_THROWS_AS(zip(Tensor64::arange({3}), b, [](double x, double) { return x; }, DType::Float64),
+                  InterpError);
+  const Tensor64 cond = map(Tensor64::arange({4}), [](double x) { return x > 1 ? 1.0 : 0.0; }, DType::Bool);
+  const Tensor64 w = where(cond, Tensor64::scalar(7.0), a, DType::Float64);
+  REQUIRE(w.shape == Shape{3, 4});
+  CHECK(w.at({2, 0}) == 2.0);
+  CHECK(w.at({2, 3}) == 7.0);
+}
+
+TEST_CASE("reductions over chosen dims, with and without keepdim", "[interp]") {
+  const Tensor64 t = Tensor64::arange({2, 3, 4});
+  const Tensor64 s = sum(t, {0, 2}, false);
+  REQUIRE(s.shape == Shape{3});
+  // dim 1 = j: sum over i, k of 12 i + 4 j + k = 8 * 4 j + (2 * 6 * 12 / 2 ...) computed directly:
+  for (int64_t j = 0; j < 3; ++j) {
+    double expect = 0;
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t k = 0; k < 4; ++k) expect += static_cast<double>(12 * i + 4 * j + k);
+    CHECK(s.at({j}) == expect);
+  }
+  CHECK(sum(t, {-1}, true).shape == Shape{2, 3, 1});
+  CHECK(sum(t, {}, false).shape == Shape{});
+  CHECK(sum(t, {}, false).data[0] == 23.0 * 24.0 / 2.0);
+  CHECK(amax(t, {1}, false).at({1, 2}) == 22.0);
+  CHECK(mean(t, {2}, false).at({0, 0}) == 1.5);
+  CHECK_THROWS_AS(sum(t, {3}, false), InterpError);
+}
+
+TEST_CASE("softmax: known values, rows sum to one, shift invariance", "[interp]") {
+  Tensor64 t = Tensor64::filled({1, 2}, 0.0);
+  t.data[1] = std::log(3.0);
+  const Tensor64 p = softmax(t, -1);
+  CHECK(p.data[0] == Approx(0.25).epsilon(1e-15));
+  CHECK(p.data[1] == Approx(0.75).epsilon(1e-15));
+  const Tensor64 x = random_tensor({3, 5, 7}, 1);
+  const Tensor64 y = softmax(x, 1);
+  const Tensor64 totals = sum(y, {1}, false);
+  for (double v : totals.data) CHECK(v == Approx(1.0).epsilon(1e-14));
+  const Tensor64 shifted = map(x, [](double v) { return v + 1000.0; }, DType::Float64);
+  CHECK(max_relative_error(softmax(shifted, 1), y) < 1e-9);
+}
+
+TEST_CASE("mm, bmm and matmul's broadcasting", "[interp]") {
+  const Tensor64 a = Tensor64::arange({2, 3});  // [[0 1 2] [3 4 5]]
+  const Tensor64 b = Tensor64::arange({3, 2});  // [[0 1] [2 3] [4 5]]
+  const Tensor64 c = mm(a, b);
+  CHECK(c.data == std::vector<double>{10, 13, 28, 40});
+  CHECK_THROWS_AS(mm(a, a), InterpError);
+  const Tensor64 x = random_tensor({2, 1, 2, 3}, 2), y = random_tensor({4, 3, 5}, 3);
+  const Tensor64 z = matmul(x, y);
+  REQUIRE(z.shape == Shape{2, 4, 2, 5});
+  // Each batch is an mm of the broadcast operands.
+  const Tensor64 x1 = select(select(x, 0, 1), 0, 0), y3 = select(y, 0, 3);
+  CHECK(max_relative_error(select(select(z, 0, 1), 0, 3), mm(x1, y3)) < 1e-15);
+  CHECK(matmul(Tensor64::arange({3}), b).shape == Shape{2});
+  CHECK(matmul(a, Tensor64::arange({3})).data == std::vector<double>{5, 14});
+  CHECK(bmm(unsqueeze(a, 0), unsqueeze(b, 0)).data == c.data);
+}
+
+TEST_CASE("sdpa equals its textbook composition, and causal, mask and GQA forms agree", "[interp]") {
+  const Tensor64 q = random_tensor({2, 4, 5, 8}, 4), k = random_tensor({2, 4, 6, 8}, 5),
+                 v = random_tensor({2, 4, 6, 3}, 6);
+  // softmax(q kᵀ / sqrt(8)) v, composed from the other kernels.
+  Tensor64 scores = matmul(q, transpose(k, -2, -1));
+  scores = map(scores, [](double s) { return s / std::sqrt(8.0); }, DType::Float64);
+  const Tensor64 expect = matmul(softmax(scores, -1), v);
+  const Tensor64 out = sdpa(q, k, v, {});
+  REQUIRE(out.shape == Shape{2, 4, 5, 3});
+  CHECK(max_relative_error(out, expect) < 1e-12);
+
+  // is_causal == a boolean lower-triangular mask == an additive -inf mask.
+  Tensor64 keep = Tensor64::filled({5, 6}, 0.0, DType::Bool), bias = Tensor64::filled({5, 6}, 0.0);
+  for_each_index(keep.shape, [&](const Shape& i) {
+    keep.at(i) = i[1] <= i[0] ? 1.0 : 0.0;
+    bias.at(i) = i[1] <= i[0] ? 0.0 : -std::numeric_limits<double>::infinity();
+  });
+  SdpaOptions causal, masked, additive;
+  causal.is_causal = true;
+  masked.attn_mask = keep;
+  additive.attn_mask = bias;
+  const Tensor64 c = sdpa(q, k, v, causal);
+  CHECK(max_relative_error(sdpa(q, k, v, masked), c) < 1e-12);
+  CHECK(max_relative_error(sdpa(q, k, v, additive), c) < 1e-12);
+  CHECK(max_relative_error(c, out) > 1e-3);  // the mask matters
+  // Row 0 attends to key 0 only: its output is v's row 0.
+  CHECK(max_relative_error(select(c, 2, 0), select(v, 2, 0)) < 1e-12);
+
+  // Grouped-query attention: 4 query heads over 2 kv heads == kv heads repeated.
+  const Tensor64 k2 = slice(k, 1, 0, 2, 1), v2 = slice(v, 1, 0, 2, 1);
+  SdpaOptions gqa;
+  gqa.enable_gqa = true;
+  const Tensor64 repeated_k = cat({slice(k2, 1, 0, 1, 1), slice(k2, 1, 0, 1, 1), slice(k2, 1, 1, 2, 1),
+                                   slice(k2, 1, 1, 2, 1)}, 1);
+  const Tensor64 repeated_v = cat({slice(v2, 1, 0, 1, 1), slice(v2, 1, 0, 1, 1), slice(v2, 1, 1, 2, 1),
+                                   slice(v2, 1, 1, 2, 1)}, 1);
+  CHECK(max_relative_error(sdpa(q, k2, v2, gqa), sdpa(q, repeated_k, repeated_v, {})) < 1e-12);
+}
+
+TEST_CASE("max_relative_error: NaN and infinities must match", "[interp]") {
+  Tensor64 a = Tensor64::filled({2}, 1.0), b = a;
+  CHECK(max_relative_error(a, b) == 0.0);
+  b.data[1] = std::numeric_limits<double>::quiet_NaN();
+  CHECK(std::isinf(max_relative_error(a, b)));
+  a.data[1] = b.data[1];
+  CHECK(max_relative_error(a, b) == 0.0);
+  CHECK(std::isinf(max_relative_error(a, Tensor64::filled({3}, 1.0))));
+}
