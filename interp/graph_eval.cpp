@@ -1,0 +1,127 @@
+#include "interp/graph_eval.h"
+
+#include <functional>
+
+#include "interp/op_args.h"
+#include "ir/infer_context.h"
+#include "ir/op_table.h"
+#include "ir/shape_prover.h"
+
+namespace sator::interp {
+
+namespace {
+
+std::function<int64_t(const SymExpr&)> concretizer(const Graph& g, const SymbolValues& given) {
+  SymbolValues values;
+  for (const Symbol& s : g.symbols) values[s.name] = s.hint;
+  for (const auto& [name, v] : given) values[name] = v;
+  return [values, &g](const SymExpr& e) {
+    const auto v = e.evaluate([&](const std::string& name) -> std::optional<int64_t> {
+      const auto it = values.find(name);
+      return it == values.end() ? std::nullopt : std::optional<int64_t>(it->second);
+    });
+    if (!v) throw InterpError(g.name + ": a size uses a symbol without a value");
+    return *v;
+  };
+}
+
+Shape concrete_shape(const std::vector<SymExpr>& shape, const std::function<int64_t(const SymExpr&)>& f) {
+  Shape out;
+  for (const SymExpr& d : shape) out.push_back(f(d));
+  return out;
+}
+
+// A get_attr constant: its nested list of numbers, laid out row-major.
+Tensor64 constant_tensor(const Node& n, const Shape& shape) {
+  Tensor64 t = Tensor64::filled(shape, 0.0, n.tensor.dtype);
+  if (!n.value || n.value->is_none()) throw InterpError("constant without data");
+  std::vector<double> flat;
+  std::function<void(const Value&)> walk = [&](const Value& v) {
+    if (v.is_list()) {
+      for (const Value& x : v.list) walk(x);
+    } else if (v.kind == Value::Kind::Int) {
+      flat.push_back(static_cast<double>(v.i));
+    } else if (v.kind == Value::Kind::Float) {
+      flat.push_back(v.f);
+    } else if (v.kind == Value::Kind::Bool) {
+      flat.push_back(v.b ? 1.0 : 0.0);
+    } else {
+      throw InterpError("constant holds a non-number");
+    }
+  };
+  walk(*n.value);
+  if (flat.size() != t.data.size()) throw InterpError("constant has the wrong number of elements");
+  t.data = std::move(flat);
+  return t;
+}
+
+EvalValue structural(const Node& n, const std::vector<EvalValue>& values,
+                     const std::function<int64_t(const SymExpr&)>& concrete) {
+  if (n.op == "getitem") {
+    const EvalValue& tuple = values[n.args.at(0).node];
+    const auto index = static_cast<size_t>(n.args.at(1).i);
+    if (tuple.kind != EvalValue::Kind::Tuple || index >= tuple.items.size())
+      throw InterpError("getitem of something that is not a tuple of that length");
+    return tuple.items[index];
+  }
+  // Symbolic-int arithmetic and sym_size: their recorded value is the
+  // expression; evaluate it at the chosen symbol values.
+  return EvalValue::of_number(static_cast<double>(concrete(n.symint)));
+}
+
+}  // namespace
+
+std::vector<InputSpec> input_specs(const Graph& g, const SymbolValues& symbols) {
+  const auto concrete = concretizer(g, symbols);
+  std::vector<InputSpec> specs;
+  for (const Node& n : g.nodes)
+    if (n.op == "placeholder" && n.result == Node::Result::Tensor)
+      specs.push_back({n.name, concrete_shape(n.tensor.shape, concrete), n.tensor.dtype});
+  return specs;
+}
+
+std::vector<EvalValue> evaluate_graph(const Graph& g, const std::vector<Tensor64>& inputs,
+                                      const SymbolValues& symbols) {
+  const auto concrete = concretizer(g, symbols);
+  ShapeProver prover(g.symbols);
+  std::vector<EvalValue> values(g.nodes.size());
+  size_t next_input = 0;
+  for (size_t id = 0; id < g.nodes.size(); ++id) {
+    const Node& n = g.nodes[id];
+    try {
+      if (n.op == "placeholder") {
+        if (n.result == Node::Result::SymInt) {
+          values[id] = EvalValue::of_number(static_cast<double>(concrete(n.symint)));
+          continue;
+        }
+        if (next_input >= inputs.size()) throw InterpError("more tensor placeholders than inputs given");
+        const Tensor64& in = inputs[next_input++];
+        if (in.shape != concrete_shape(n.tensor.shape, concrete)) throw InterpError("input of the wrong shape");
+        values[id] = EvalValue::of_tensor(cast_to(in, n.tensor.dtype));
+      } else if (n.op == "get_attr") {
+        values[id] = EvalValue::of_tensor(constant_tensor(n, concrete_shape(n.tensor.shape, concrete)));
+      } else if (n.op == "output") {
+        std::vector<EvalValue> out;
+        for (const Value& v : n.args.at(0).list) out.push_back(v.is_node() ? values[v.node] : EvalValue{});
+        return out;
+      } else if (n.op == "getitem" || n.op.rfind("_operator.", 0) == 0 || n.op == "aten.sym_size.int") {
+        values[id] = structural(n, values, concrete);
+      } else {
+        const OpInfo* op = find_op(n.op);
+        if (op && op->cls == OpClass::Random)
+          throw InterpError("a random op: the reference interpreter draws no random numbers");
+        const OpKernel kernel = find_kernel(n.op);
+        if (!op || !kernel) throw InterpError("the interpreter has no kernel for " + n.op);
+        InferContext ctx(g, n, *op, prover);
+        values[id] = kernel(OpArgs(ctx, values, concrete));
+      }
+    } catch (const InterpError& e) {
+      throw InterpError(g.name + ": node '" + n.name + "' (" + n.op + "): " + e.what());
+    } catch (const ShapeError& e) {
+      throw InterpError(g.name + ": node '" + n.name + "' (" + n.op + "): " + e.what());
+    }
+  }
+  throw InterpError(g.name + ": no output node");
+}
+
+}  // namespace sator::interp
