@@ -73,12 +73,12 @@ K index_tensor(const OpArgs& a) {
   // out[i..., rest...] = self[idx0[i...], idx1[i...], ..., rest...].
   const Tensor64 self = a.tensor("self");
   const auto indices = a.optional_tensor_list("indices");
+  const size_t used = indices.size();  // leading dims indexed
+  if (used > self.rank()) throw InterpError("more index tensors than dims");
   Shape ishape;
-  size_t used = 0;
   for (const auto& idx : indices) {
     if (!idx) throw InterpError("index with None entries is not supported");
     ishape = broadcast_shapes(ishape, idx->shape);
-    ++used;
   }
   std::vector<Tensor64> idx;
   for (const auto& i : indices) idx.push_back(broadcast_to(*i, ishape));

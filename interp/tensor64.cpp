@@ -24,12 +24,6 @@ int64_t numel_of(const Shape& shape) {
   return n;
 }
 
-Shape contiguous_strides(const Shape& shape) {
-  Shape strides(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(shape[i], 1);
-  return strides;
-}
-
 void for_each_index(const Shape& shape, const std::function<void(const Shape&)>& fn) {
   if (numel_of(shape) == 0) return;
   Shape index(shape.size(), 0);

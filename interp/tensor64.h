@@ -22,7 +22,6 @@ struct InterpError : std::runtime_error {
 };
 
 int64_t numel_of(const Shape& shape);
-Shape contiguous_strides(const Shape& shape);
 
 // Calls fn(index) for every multi-index of `shape`, in row-major order (the
 // order of Tensor64::data).

@@ -60,6 +60,18 @@ class Tracer {
     return f;
   }
 
+  // The two operands of a binary node, as forms over the node's own shape
+  // (broadcast axes of either side carry no index); neither may be a comparison.
+  std::optional<std::pair<Form, Form>> operands(Id n, const NodeAttrs& at, const std::vector<SymExpr>& out) {
+    std::optional<Form> xy[2];
+    for (size_t k = 0; k < 2; ++k) {
+      xy[k] = operand(n, at.args[k]);
+      if (xy[k] && at.args[k].kind == Value::Kind::Node) xy[k] = broadcast(g_.children(n)[at.args[k].node], out);
+      if (!xy[k] || xy[k]->cmp != Cmp::None) return std::nullopt;
+    }
+    return std::pair{*xy[0], *xy[1]};
+  }
+
   std::optional<Form> node_form(Id n) {
     const std::string& op = t_.lang.op_name(g_.op(n));
     const NodeAttrs& at = t_.lang.attrs(g_.attr(n));
@@ -108,30 +120,19 @@ class Tracer {
     }
     const bool add = op == "aten.add.Tensor", sub = op == "aten.sub.Tensor";
     if ((add || sub) && at.kwargs.empty() && at.args.size() == 2) {
-      auto x = operand(n, at.args[0]), y = operand(n, at.args[1]);
-      if (!x || !y || x->cmp != Cmp::None || y->cmp != Cmp::None) return std::nullopt;
-      // Broadcast axes of either side carry no index.
-      for (size_t k = 0; k < 2; ++k) {
-        if (at.args[k].kind != Value::Kind::Node) continue;
-        auto bf = broadcast(g_.children(n)[at.args[k].node], *out);
-        if (!bf) return std::nullopt;
-        (k == 0 ? x : y) = bf;
-      }
+      const auto xy = operands(n, at, *out);
+      if (!xy) return std::nullopt;
+      const auto& [x, y] = *xy;
       const int64_t s = add ? 1 : -1;
-      return Form{x->a + s * y->a, x->b + s * y->b, x->c + s * y->c, Cmp::None};
+      return Form{x.a + s * y.a, x.b + s * y.b, x.c + s * y.c, Cmp::None};
     }
     const std::pair<const char*, Cmp> cmps[] = {{"aten.ge", Cmp::Ge}, {"aten.gt", Cmp::Gt}, {"aten.le", Cmp::Le}, {"aten.lt", Cmp::Lt}};
     for (const auto& [prefix, cmp] : cmps) {
       if (op.rfind(prefix, 0) != 0 || op[std::string(prefix).size()] != '.' || at.args.size() != 2) continue;
-      auto x = operand(n, at.args[0]), y = operand(n, at.args[1]);
-      if (!x || !y || x->cmp != Cmp::None || y->cmp != Cmp::None) return std::nullopt;
-      for (size_t k = 0; k < 2; ++k) {
-        if (at.args[k].kind != Value::Kind::Node) continue;
-        auto bf = broadcast(g_.children(n)[at.args[k].node], *out);
-        if (!bf) return std::nullopt;
-        (k == 0 ? x : y) = bf;
-      }
-      return Form{x->a - y->a, x->b - y->b, x->c - y->c, cmp};
+      const auto xy = operands(n, at, *out);
+      if (!xy) return std::nullopt;
+      const auto& [x, y] = *xy;
+      return Form{x.a - y.a, x.b - y.b, x.c - y.c, cmp};
     }
     return std::nullopt;
   }
