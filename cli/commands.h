@@ -14,5 +14,6 @@ namespace sator::cli {
 void add_info_command(CLI::App& app);
 void add_dot_command(CLI::App& app);
 void add_optimize_command(CLI::App& app);
+void add_check_rules_command(CLI::App& app);
 
 }  // namespace sator::cli

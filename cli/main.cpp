@@ -13,12 +13,15 @@ int main(int argc, char** argv) {
   sator::cli::add_info_command(app);
   sator::cli::add_dot_command(app);
   sator::cli::add_optimize_command(app);
+  sator::cli::add_check_rules_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::RuntimeError& e) {  // a command's own failure status (check-rules: 1)
+    return e.get_exit_code();
   } catch (const CLI::ParseError& e) {
     std::cerr << "sator: " << e.what() << "\n(run `sator --help` for usage)\n";
     return 2;

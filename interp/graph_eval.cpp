@@ -1,6 +1,7 @@
 #include "interp/graph_eval.h"
 
 #include <functional>
+#include <random>
 
 #include "interp/op_args.h"
 #include "ir/infer_context.h"
@@ -81,13 +82,27 @@ std::vector<InputSpec> input_specs(const Graph& g, const SymbolValues& symbols) 
 }
 
 std::vector<EvalValue> evaluate_graph(const Graph& g, const std::vector<Tensor64>& inputs,
-                                      const SymbolValues& symbols) {
+                                      const SymbolValues& symbols, const EvalOptions& options) {
   const auto concrete = concretizer(g, symbols);
+  uint64_t draws = 0;
+  const Node* current = nullptr;
+  const UniformDraw uniform = [&](const Shape& shape) {
+    const uint64_t key = options.random == EvalOptions::Random::ByDrawOrder
+                             ? draws++
+                             : std::hash<std::string>()(current->name);
+    std::mt19937_64 rng(options.seed * 0x9E3779B97F4A7C15ULL + key);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    Tensor64 t = Tensor64::filled(shape, 0.0);
+    for (double& x : t.data) x = u(rng);
+    return t;
+  };
+  const UniformDraw* random = options.random == EvalOptions::Random::Refuse ? nullptr : &uniform;
   ShapeProver prover(g.symbols);
   std::vector<EvalValue> values(g.nodes.size());
   size_t next_input = 0;
   for (size_t id = 0; id < g.nodes.size(); ++id) {
     const Node& n = g.nodes[id];
+    current = &n;
     try {
       if (n.op == "placeholder") {
         if (n.result == Node::Result::SymInt) {
@@ -108,12 +123,12 @@ std::vector<EvalValue> evaluate_graph(const Graph& g, const std::vector<Tensor64
         values[id] = structural(n, values, concrete);
       } else {
         const OpInfo* op = find_op(n.op);
-        if (op && op->cls == OpClass::Random)
-          throw InterpError("a random op: the reference interpreter draws no random numbers");
+        if (op && op->cls == OpClass::Random && !random)
+          throw InterpError("a random op: random draws are not allowed in this run");
         const OpKernel kernel = find_kernel(n.op);
         if (!op || !kernel) throw InterpError("the interpreter has no kernel for " + n.op);
         InferContext ctx(g, n, *op, prover);
-        values[id] = kernel(OpArgs(ctx, values, concrete));
+        values[id] = kernel(OpArgs(ctx, values, concrete, random));
       }
     } catch (const InterpError& e) {
       throw InterpError(g.name + ": node '" + n.name + "' (" + n.op + "): " + e.what());

@@ -29,11 +29,22 @@ struct EvalValue {
 // The concrete value of every symbol: given ones, else the symbol's hint.
 using SymbolValues = std::map<std::string, int64_t>;
 
+// Random ops (`aten.rand`, attention's dropout): refused by default. With
+// ByNodeName each random node draws from a stream seeded by `seed` and its
+// name, so a graph and its optimization (which keeps node names) draw the
+// same numbers. With ByDrawOrder the k-th draw of the run uses stream k:
+// check-rules' coupling of a rule's two sides (explicit dropout on the left,
+// SDPA's own on the right), which shows them equal in distribution.
+struct EvalOptions {
+  enum class Random : uint8_t { Refuse, ByNodeName, ByDrawOrder } random = Random::Refuse;
+  uint64_t seed = 0;
+};
+
 // Runs `g` on one tensor per tensor placeholder (in placeholder order; symint
 // placeholders take their symbol's value) and returns the output node's values.
 // Throws InterpError naming the node for anything it cannot evaluate.
 std::vector<EvalValue> evaluate_graph(const Graph& g, const std::vector<Tensor64>& inputs,
-                                      const SymbolValues& symbols = {});
+                                      const SymbolValues& symbols = {}, const EvalOptions& options = {});
 
 // The concrete shape and dtype of each tensor placeholder, for making inputs.
 struct InputSpec {

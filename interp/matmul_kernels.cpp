@@ -98,7 +98,15 @@ Tensor64 sdpa(const Tensor64& q, const Tensor64& k, const Tensor64& v, const Sdp
                    }, scores.dtype)
                  : zip(scores, mask, [](double s, double b) { return s + b; }, scores.dtype);
   }
-  return matmul(softmax(scores, -1), value);
+  Tensor64 probs = softmax(scores, -1);
+  if (options.dropout_p != 0.0) {
+    if (!options.uniform) throw InterpError("attention with dropout is random: no random draws were allowed");
+    const double p = options.dropout_p;
+    const Tensor64 u = options.uniform(probs.shape);
+    // x * keep * scale, as torch's dropout computes it (a NaN stays NaN when dropped).
+    probs = zip(probs, u, [p](double x, double r) { return x * (r > p ? 1.0 : 0.0) / (1.0 - p); }, probs.dtype);
+  }
+  return matmul(probs, value);
 }
 
 }  // namespace sator::interp

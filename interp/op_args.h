@@ -12,11 +12,14 @@
 
 namespace sator::interp {
 
+// Uniform [0, 1) numbers of a shape, from the run's random source.
+using UniformDraw = std::function<Tensor64(const Shape&)>;
+
 class OpArgs {
  public:
   OpArgs(InferContext& ctx, const std::vector<EvalValue>& values,
-         const std::function<int64_t(const SymExpr&)>& concrete)
-      : ctx_(ctx), values_(values), concrete_(concrete) {}
+         const std::function<int64_t(const SymExpr&)>& concrete, const UniformDraw* uniform = nullptr)
+      : ctx_(ctx), values_(values), concrete_(concrete), uniform_(uniform) {}
 
   const Node& node() const { return ctx_.node(); }
   DType result_dtype() const;  // the node's (single) tensor result
@@ -31,6 +34,8 @@ class OpArgs {
   double scalar(std::string_view name) const;    // Scalar, float, bool, int
   bool flag(std::string_view name) const { return ctx_.bool_arg(name); }
   std::optional<DType> dtype(std::string_view name) const { return ctx_.dtype_arg(name); }
+  // The run's random draws; nullptr when random ops are refused.
+  const UniformDraw* uniform() const { return uniform_; }
 
  private:
   double number_of(const Value& v) const;
@@ -39,6 +44,7 @@ class OpArgs {
   InferContext& ctx_;
   const std::vector<EvalValue>& values_;
   const std::function<int64_t(const SymExpr&)>& concrete_;
+  const UniformDraw* uniform_;
 };
 
 // Kernels by op name; nullptr for an op the interpreter does not know.

@@ -56,8 +56,12 @@ K var_mean(const OpArgs& a) {
 }
 
 K sdpa_op(const OpArgs& a, bool efficient) {
-  if (a.scalar("dropout_p") != 0.0) throw InterpError("attention with dropout is random: not evaluated");
   SdpaOptions o;
+  o.dropout_p = a.scalar("dropout_p");
+  if (o.dropout_p != 0.0) {
+    if (!a.uniform()) throw InterpError("attention with dropout is random: random draws are not allowed in this run");
+    o.uniform = *a.uniform();
+  }
   o.attn_mask = a.optional_tensor(efficient ? "attn_bias" : "attn_mask");
   o.is_causal = a.flag("is_causal");
   if (!a.is_none("scale")) o.scale = a.scalar("scale");
@@ -259,6 +263,10 @@ const std::unordered_map<std::string_view, OpKernel>& kernels() {
       {"aten.scaled_dot_product_attention.default", [](const OpArgs& a) { return sdpa_op(a, false); }},
       {"aten._scaled_dot_product_efficient_attention.default", [](const OpArgs& a) { return sdpa_op(a, true); }},
       // creation and lookup
+      {"aten.rand.default", [](const OpArgs& a) {
+         if (!a.uniform()) throw InterpError("a random op: random draws are not allowed in this run");
+         return typed(a, (*a.uniform())(a.sizes("size")));
+       }},
       {"aten.full.default", [](const OpArgs& a) {
          return typed(a, Tensor64::filled(a.sizes("size"), a.scalar("fill_value")));
        }},

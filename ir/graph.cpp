@@ -48,4 +48,14 @@ std::string shape_text(const std::vector<SymExpr>& shape) {
   return s + "]";
 }
 
+std::vector<SymExpr> contiguous_strides(const std::vector<SymExpr>& shape) {
+  std::vector<SymExpr> stride(shape.size());
+  SymExpr run = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    stride[i] = run;
+    run = run * shape[i];
+  }
+  return stride;
+}
+
 }  // namespace sator

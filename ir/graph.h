@@ -74,6 +74,9 @@ struct Graph {
 // The type of a node's single tensor result, or of element `index` of a tuple.
 const TensorType* tensor_of(const Graph& g, NodeId id, std::optional<size_t> index = std::nullopt);
 
+// Row-major contiguous strides of a shape.
+std::vector<SymExpr> contiguous_strides(const std::vector<SymExpr>& shape);
+
 // Shapes and sizes as text, e.g. "[s52, 12*s27, 768]".
 std::string shape_text(const std::vector<SymExpr>& shape);
 

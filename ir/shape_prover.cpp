@@ -5,6 +5,8 @@
 
 #include <z3++.h>
 
+#include "ir/sym_z3.h"
+
 namespace sator {
 
 const char* truth_name(Truth t) {
@@ -19,43 +21,8 @@ const char* truth_name(Truth t) {
 struct ShapeProver::Z3State {
   z3::context ctx;
   z3::solver solver{ctx};
-  std::map<std::string, z3::expr> vars;
+  SymToZ3 terms{ctx};
   std::map<std::tuple<int, SymExpr, SymExpr>, Truth> cache;
-
-  z3::expr var(const std::string& name) {
-    auto it = vars.find(name);
-    if (it != vars.end()) return it->second;
-    z3::expr v = ctx.int_const(name.c_str());
-    vars.emplace(name, v);
-    return v;
-  }
-
-  // Floor division and modulo agree with Z3's (Euclidean) div/mod whenever
-  // the divisor is positive, which sizes are.
-  z3::expr atom(AtomId id) {
-    const AtomInfo& a = atom_info(id);
-    if (a.kind == AtomKind::Symbol) return var(a.name);
-    z3::expr l = translate(a.args[0]), r = translate(a.args[1]);
-    switch (a.kind) {
-      case AtomKind::FloorDiv: return l / r;
-      case AtomKind::Mod: return z3::mod(l, r);
-      case AtomKind::Max: return z3::ite(l >= r, l, r);
-      case AtomKind::Min: return z3::ite(l <= r, l, r);
-      case AtomKind::Symbol: break;
-    }
-    return l;
-  }
-
-  z3::expr translate(const SymExpr& e) {
-    z3::expr sum = ctx.int_val(static_cast<int64_t>(e.constant()));
-    for (const Term& t : e.terms()) {
-      z3::expr prod = ctx.int_val(static_cast<int64_t>(t.coeff));
-      for (const Factor& f : t.monomial)
-        for (uint32_t p = 0; p < f.power; ++p) prod = prod * atom(f.atom);
-      sum = sum + prod;
-    }
-    return sum;
-  }
 
   // sat / unsat / unknown of the current assertions plus `extra`.
   z3::check_result check(const z3::expr& extra) {
@@ -77,7 +44,7 @@ ShapeProver::Z3State& ShapeProver::z3() {
   p.set("timeout", timeout_ms_);
   z3_->solver.set(p);
   for (const Symbol& s : symbols_) {
-    z3::expr v = z3_->var(s.name);
+    z3::expr v = z3_->terms.var(s.name);
     // Sizes are never negative; PyTorch specializes 0 and 1, so a declared
     // minimum (usually 2) is honoured when present.
     z3_->solver.add(v >= z3_->ctx.int_val(static_cast<int64_t>(s.min.value_or(0))));
@@ -97,7 +64,7 @@ Truth ShapeProver::ask_z3(Query q, const SymExpr& a, const SymExpr& b) {
   }
   Truth answer = Truth::Unknown;
   try {
-    z3::expr x = z.translate(a), y = z.translate(b);
+    z3::expr x = z.terms.translate(a), y = z.terms.translate(b);
     z3::expr fact = x == y;
     switch (q) {
       case Query::Equal: fact = x == y; break;
@@ -117,6 +84,25 @@ Truth ShapeProver::ask_z3(Query q, const SymExpr& a, const SymExpr& b) {
   }
   z.cache.emplace(std::move(key), answer);
   return answer;
+}
+
+std::optional<std::map<std::string, int64_t>> ShapeProver::counterexample(const SymExpr& a, const SymExpr& b) {
+  Z3State& z = z3();
+  try {
+    z.solver.push();
+    z.solver.add(z.terms.translate(a) != z.terms.translate(b));
+    std::optional<std::map<std::string, int64_t>> found;
+    if (z.solver.check() == z3::sat) {
+      const z3::model m = z.solver.get_model();
+      found.emplace();
+      for (const auto& [name, v] : z.terms.vars()) (*found)[name] = m.eval(v, true).get_numeral_int64();
+    }
+    z.solver.pop();
+    return found;
+  } catch (const z3::exception&) {
+    z.solver.pop();
+    return std::nullopt;
+  }
 }
 
 Truth ShapeProver::equal(const SymExpr& a, const SymExpr& b) {

@@ -10,7 +10,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "ir/graph.h"
@@ -42,6 +45,10 @@ class ShapeProver {
   // Convenience: provably equal / provably less-or-equal.
   bool is_equal(const SymExpr& a, const SymExpr& b) { return equal(a, b) == Truth::True; }
   bool is_le(const SymExpr& a, const SymExpr& b) { return less_equal(a, b) == Truth::True; }
+
+  // Symbol values (within the declared ranges) for which a != b, if Z3
+  // finds any: what check-rules prints when a shape proof fails.
+  std::optional<std::map<std::string, int64_t>> counterexample(const SymExpr& a, const SymExpr& b);
 
   const Stats& stats() const { return stats_; }
 

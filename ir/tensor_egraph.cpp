@@ -36,16 +36,6 @@ TensorEGraph::TensorEGraph(const Graph& g)
 
 namespace {
 
-std::vector<SymExpr> contiguous_strides(const std::vector<SymExpr>& shape) {
-  std::vector<SymExpr> s(shape.size());
-  SymExpr expected = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    s[i] = expected;
-    expected = expected * shape[i];
-  }
-  return s;
-}
-
 // PyTorch's is_contiguous: dimensions of size 1 may have any stride.
 bool is_contiguous(const std::vector<SymExpr>& shape, const std::vector<SymExpr>& strides) {
   SymExpr expected = 1;

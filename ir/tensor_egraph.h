@@ -32,6 +32,10 @@ class TensorEGraph {
 
   const Graph& source() const { return source_; }
   eg::Id class_of(NodeId n) const { return egraph.find(node_class_[n]); }
+  // The e-node loaded for graph node n (shared when n folded into an
+  // identical earlier node), and whether an e-node came from the source.
+  eg::Id node_of(NodeId n) const { return node_class_[n]; }
+  bool is_original(eg::Id node) const { return original_.count(node) != 0; }
   // The graph's outputs, in order: a class, or nothing for a null output.
   const std::vector<std::optional<eg::Id>>& outputs() const { return outputs_; }
 

@@ -1,0 +1,196 @@
+// Instances of the recomposition and attention rules' left-hand sides
+// (rules/attention_rules.cpp), and the shipped rule set.
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "check/rule_cases.h"
+#include "rules/attention_rules.h"
+#include "rules/layout_rules.h"
+
+namespace sator::check {
+
+namespace {
+
+using B = GraphBuilder;
+
+std::vector<SymExpr> cat(std::vector<SymExpr> a, const std::vector<SymExpr>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+std::vector<int64_t> last_two_swapped(size_t rank) {
+  std::vector<int64_t> p;
+  for (size_t i = 0; i < rank; ++i) p.push_back(static_cast<int64_t>(i));
+  std::swap(p[rank - 1], p[rank - 2]);
+  return p;
+}
+
+// kᵀ as AOTAutograd writes it: a permute or a transpose of the last two dims.
+NodeId transposed(Draw& d, NodeId k, size_t rank) {
+  if (d.coin()) return d.b.op("aten.permute.default", {B::ref(k), B::ints(last_two_swapped(rank))});
+  return d.b.op("aten.transpose.int", {B::ref(k), Value::of_int(-2), Value::of_int(-1)});
+}
+
+// The mask `where(col - row >= t, -inf, 0)` over an L x S score matrix: the
+// causal triangle when t = 1 and L = S.
+NodeId iota_mask(Draw& d, const SymExpr& L, const SymExpr& S, int64_t t) {
+  auto iota = [&](const SymExpr& n) {
+    return d.b.op("prims.iota.default", {B::sizes({n}).list[0]},
+                  {{"start", Value::of_int(0)}, {"step", Value::of_int(1)}, {"dtype", Value::of_dtype(DType::Int64)},
+                   {"device", Value::of_text(Value::Kind::Device, "cpu")}, {"requires_grad", Value::of_bool(false)}});
+  };
+  const NodeId col = d.b.op("aten.unsqueeze.default", {B::ref(iota(S)), Value::of_int(-2)});
+  const NodeId row = d.b.op("aten.unsqueeze.default", {B::ref(iota(L)), Value::of_int(-1)});
+  const NodeId diff = d.b.op("aten.sub.Tensor", {B::ref(col), B::ref(row)});
+  const NodeId cond = d.b.op("aten.ge.Scalar", {B::ref(diff), Value::of_int(t)});
+  const NodeId ninf = d.b.op("aten.full.default", {B::sizes({L, S}), Value::of_float(-std::numeric_limits<double>::infinity())},
+                             {{"dtype", Value::of_dtype(DType::Float32)}});
+  const NodeId zero = d.b.op("aten.scalar_tensor.default", {Value::of_float(0.0)}, {{"dtype", Value::of_dtype(DType::Float32)}});
+  return d.b.op("aten.where.self", {B::ref(cond), B::ref(ninf), B::ref(zero)});
+}
+
+// matmul(_softmax(matmul(q, kᵀ) · c [+ mask], -1) [dropped out], v), q and k
+// of rank `rank` (batch dims rank - 2).
+NodeId attention(Draw& d, size_t rank, bool dropout) {
+  const std::vector<SymExpr> batch = d.shape(rank - 2);
+  const int mask_kind = static_cast<int>(d.integer(0, 3));  // none, [L,S] input, batch+[L,S] input, iota
+  const SymExpr L = d.size(), E = d.size(), Ev = d.size();
+  const SymExpr S = mask_kind == 3 && d.coin() ? L : d.size();
+  const NodeId q = d.b.input(cat(batch, {L, E})), k = d.b.input(cat(batch, {S, E})), v = d.b.input(cat(batch, {S, Ev}));
+  const NodeId qk = d.b.op("aten.matmul.default", {B::ref(q), B::ref(transposed(d, k, rank))});
+  // The scale: a number, a 0-d constant tensor, or a 0-d tensor computed at run time.
+  const char* scale_op = d.coin() ? "aten.mul.Tensor" : "aten.div.Tensor";
+  Value scale = Value::of_float(d.number());
+  if (const int64_t kind = d.integer(0, 3); kind == 2)
+    scale = B::ref(d.b.op("aten.scalar_tensor.default", {scale}, {{"dtype", Value::of_dtype(DType::Float32)}}));
+  else if (kind == 3)
+    scale = B::ref(d.b.input({}));
+  NodeId s = d.b.op(scale_op, {B::ref(qk), scale});
+  if (mask_kind != 0) {
+    const NodeId m = mask_kind == 1   ? d.b.input({L, S})
+                     : mask_kind == 2 ? d.b.input(cat(batch, {L, S}))
+                                      : iota_mask(d, L, S, d.integer(0, 2));
+    s = d.b.op("aten.add.Tensor", {B::ref(s), B::ref(m)});
+  }
+  NodeId p = d.b.op("aten._softmax.default", {B::ref(s), Value::of_int(-1), Value::of_bool(false)});
+  if (dropout) {
+    const double drop = d.pick(std::vector<double>{0.1, 0.25, 0.5});
+    const NodeId r = d.b.op("aten.rand.default", {B::sizes(d.b.type(s).shape)}, {{"dtype", Value::of_dtype(DType::Float32)}});
+    const NodeId keep = d.b.op("aten.gt.Scalar", {B::ref(r), Value::of_float(drop)});
+    const NodeId kept = d.b.op("aten.mul.Tensor", {B::ref(keep), B::ref(p)});
+    p = d.b.op("aten.mul.Tensor", {B::ref(kept), Value::of_float(1.0 / (1.0 - drop))});
+  }
+  return d.b.op("aten.matmul.default", {B::ref(p), B::ref(v)});
+}
+
+// A 16-bit tensor's softmax computed in float32.
+NodeId upcast_softmax(Draw& d, size_t rank, DType t) {
+  const NodeId x = d.b.input(d.shape(rank), t);
+  const NodeId up = d.b.op("prims.convert_element_type.default", {B::ref(x), Value::of_dtype(DType::Float32)});
+  const int64_t dim = d.maybe_negative(d.integer(0, static_cast<int64_t>(rank) - 1), rank);
+  return d.b.op("aten._softmax.default", {B::ref(up), Value::of_int(dim), Value::of_bool(false)});
+}
+
+// view(addmm(b, view(x, [N, In]), permute(W, [1, 0])), P + [Out]) or its mm form.
+NodeId linear(Draw& d, size_t rank, bool bias) {
+  const std::vector<SymExpr> lead = d.shape(rank - 1);
+  const SymExpr in = d.size(), out = d.size();
+  const NodeId x = d.b.input(cat(lead, {in})), w = d.b.input({out, in});
+  SymExpr n = 1;
+  for (const SymExpr& e : lead) n = n * e;
+  const NodeId flat = d.b.op("aten.view.default", {B::ref(x), B::sizes({n, in})});
+  const NodeId wt = d.b.op("aten.permute.default", {B::ref(w), B::ints({1, 0})});
+  const NodeId prod = bias ? d.b.op("aten.addmm.default", {B::ref(d.b.input({out})), B::ref(flat), B::ref(wt)})
+                           : d.b.op("aten.mm.default", {B::ref(flat), B::ref(wt)});
+  return d.b.op("aten.view.default", {B::ref(prod), B::sizes(cat(lead, {out}))});
+}
+
+NodeId scalar_out_of_matmul(Draw& d, size_t rank, const char* op) {
+  // x = P + [L, E] scaled by a number, y = P + [E, S] or [E, S] (broadcast).
+  const std::vector<SymExpr> batch = d.shape(rank - 2);
+  const SymExpr L = d.size(), E = d.size(), S = d.size();
+  const NodeId x = d.b.input(cat(batch, {L, E}));
+  const NodeId y = d.b.input(d.coin() ? cat(batch, {E, S}) : std::vector<SymExpr>{E, S});
+  const NodeId scaled = d.b.op(op, {B::ref(x), Value::of_float(d.number())});
+  return d.b.op("aten.matmul.default", {B::ref(scaled), B::ref(y)});
+}
+
+}  // namespace
+
+std::vector<RuleCase> recompose_cases() {
+  std::vector<RuleCase> cases;
+  auto add = [&](const char* name, size_t min_rank, size_t max_rank, Generator g) {
+    cases.push_back({name, min_rank, max_rank, false, false, std::move(g)});
+  };
+  add("bmm-as-matmul", 3, 6, [](Draw& d, size_t r) {
+    const std::vector<SymExpr> batch = d.shape(r - 2);
+    const SymExpr L = d.size(), E = d.size(), S = d.size();
+    SymExpr n = 1;
+    for (const SymExpr& e : batch) n = n * e;
+    const NodeId a = d.b.input(cat(batch, {L, E})), b = d.b.input(cat(batch, {E, S}));
+    const NodeId va = d.b.op("aten.view.default", {B::ref(a), B::sizes({n, L, E})});
+    const NodeId vb = d.b.op("aten.view.default", {B::ref(b), B::sizes({n, E, S})});
+    const NodeId mm = d.b.op("aten.bmm.default", {B::ref(va), B::ref(vb)});
+    return d.b.op("aten.view.default", {B::ref(mm), B::sizes(cat(batch, {L, S}))});
+  });
+  add("softmax-recompose", 1, 6, [](Draw& d, size_t r) {
+    const NodeId x = d.b.input(d.shape(r));
+    const int64_t dim = d.maybe_negative(d.integer(0, static_cast<int64_t>(r) - 1), r);
+    const NodeId m = d.b.op("aten.amax.default", {B::ref(x), B::ints({dim}), Value::of_bool(true)});
+    const NodeId e = d.b.op("aten.exp.default", {B::ref(d.b.op("aten.sub.Tensor", {B::ref(x), B::ref(m)}))});
+    const NodeId s = d.b.op("aten.sum.dim_IntList", {B::ref(e), B::ints({dim}), Value::of_bool(true)});
+    return d.b.op("aten.div.Tensor", {B::ref(e), B::ref(s)});
+  });
+  add("scalar-out-of-matmul", 2, 6, [](Draw& d, size_t r) { return scalar_out_of_matmul(d, r, "aten.mul.Tensor"); });
+  add("scalar-out-of-matmul-div", 2, 6, [](Draw& d, size_t r) { return scalar_out_of_matmul(d, r, "aten.div.Tensor"); });
+  add("softmax-in-16-bit", 1, 6, [](Draw& d, size_t r) {
+    const DType t = d.coin() ? DType::BFloat16 : DType::Float16;
+    const NodeId sm = upcast_softmax(d, r, t);
+    return d.b.op("prims.convert_element_type.default", {B::ref(sm), Value::of_dtype(t)});
+  });
+  add("softmax-half-to-float", 1, 6, [](Draw& d, size_t r) {
+    return upcast_softmax(d, r, d.coin() ? DType::BFloat16 : DType::Float16);
+  });
+  add("linear", 2, 6, [](Draw& d, size_t r) { return linear(d, r, true); });
+  add("linear-no-bias", 2, 6, [](Draw& d, size_t r) { return linear(d, r, false); });
+  return cases;
+}
+
+std::vector<RuleCase> attention_cases() {
+  return {
+      // The rule fuses 4-D attention ([batch, heads, L, E]), the form SDPA's kernels take.
+      {"attention", 4, 4, false, false, [](Draw& d, size_t r) { return attention(d, r, false); }},
+      {"attention-dropout", 4, 4, false, true, [](Draw& d, size_t r) { return attention(d, r, true); }},
+  };
+}
+
+RuleFactory shipped_rules() {
+  return [](TensorEGraph& t) {
+    std::vector<eg::Rewrite> rs = rules::layout_rules(t);
+    for (eg::Rewrite& r : rules::recompose_rules(t)) rs.push_back(std::move(r));
+    for (eg::Rewrite& r : rules::attention_rules(t, /*fuse_dropout=*/true)) rs.push_back(std::move(r));
+    return rs;
+  };
+}
+
+std::vector<RuleCase> shipped_cases() {
+  std::vector<RuleCase> all = layout_cases();
+  for (RuleCase& c : recompose_cases()) all.push_back(std::move(c));
+  for (RuleCase& c : attention_cases()) all.push_back(std::move(c));
+  return all;
+}
+
+std::vector<std::string> uncovered_rules(const RuleFactory& rules, const std::vector<RuleCase>& cases) {
+  std::set<std::string> covered;
+  for (const RuleCase& c : cases) covered.insert(c.name);
+  GraphBuilder b("rule names");
+  const Graph g = b.finish({b.input({1})});
+  TensorEGraph t(g);
+  std::vector<std::string> missing;
+  for (const eg::Rewrite& r : rules(t))
+    if (!covered.count(r.name())) missing.push_back(r.name());
+  return missing;
+}
+
+}  // namespace sator::check

@@ -1,0 +1,26 @@
+// Applies one rule, once, to one instance of its left-hand side and reads
+// back what the rule claims is equal: the right-hand side.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "check/rule_case.h"
+
+namespace sator::check {
+
+struct Application {
+  // Cyclic: the rule added to the root's class only terms that contain the
+  // root itself (x = f(x)); check-rules cannot evaluate such a claim.
+  enum class Outcome : uint8_t { Rewritten, NotFired, Unsound, Cyclic } outcome = Outcome::NotFired;
+  Graph rhs;            // Rewritten: the instance with the root's class read through the rule's result
+  std::string message;  // Unsound: why (a merge of classes of provably different types)
+};
+
+// `lhs` has one output, the node the rule must rewrite. One iteration of the
+// rule alone runs on the e-graph; the output class is then extracted with its
+// original node forbidden (and every new node preferred over an original one),
+// so the extraction is the rule's right-hand side.
+Application apply_once(const Graph& lhs, const RuleFactory& rules, const std::string& rule_name);
+
+}  // namespace sator::check

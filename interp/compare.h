@@ -1,0 +1,36 @@
+// Running two graphs on the same random inputs and comparing their outputs:
+// what check-rules' differential tests and `sator optimize --verify` do.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "interp/graph_eval.h"
+
+namespace sator::interp {
+
+// One tensor per tensor placeholder of `g`: floating inputs standard normal,
+// integer and bool inputs 0 or 1 (valid token ids, masks and indices alike).
+std::vector<Tensor64> random_inputs(const Graph& g, const SymbolValues& symbols, uint64_t seed);
+
+// Symbols at small, pairwise different values within their ranges (3, 4, ...;
+// equal sizes could hide two swapped dims), so that whole models run in
+// seconds.
+SymbolValues small_symbols(const Graph& g);
+
+// The largest relative error between two output lists (max_relative_error per
+// tensor; numbers compared exactly, as relative error too). Throws
+// InterpError if the lists differ in length, kind or a tensor's shape.
+double max_output_error(const std::vector<EvalValue>& a, const std::vector<EvalValue>& b);
+
+struct GraphComparison {
+  double max_error = 0.0;
+  size_t outputs = 0;
+};
+// Evaluates both graphs (same placeholders, in the same order) on the same
+// random inputs and compares them.
+GraphComparison compare_graphs(const Graph& a, const Graph& b, const SymbolValues& symbols, uint64_t seed,
+                               const EvalOptions& options = {});
+
+}  // namespace sator::interp
