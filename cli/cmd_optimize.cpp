@@ -3,11 +3,13 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "interp/verify.h"
 #include "ir/graph_io.h"
 #include "ir/shape_check.h"
 #include "rules/optimizer.h"
@@ -36,7 +38,6 @@ void refuse_unavailable(const OptimizeCliOptions& o) {
   if (o.device != "h200") refuse("unknown --device " + o.device + " (known: h200)");
   if (o.chunk != "off") refuse("--chunk " + o.chunk + " is not available yet; use off");
   if (!o.memory_budget.empty()) refuse("--memory-budget needs chunking, which is not available yet");
-  if (o.verify) refuse("--verify needs the reference interpreter, which is not available yet");
   if (o.iter_limit == 0) refuse("--iter-limit must be at least 1");
   if (o.node_limit == 0) refuse("--node-limit must be at least 1");
   if (!(o.time_limit > 0)) refuse("--time-limit must be a positive number of seconds");
@@ -55,8 +56,13 @@ void run_optimize(const OptimizeCliOptions& o) {
   opts.fuse_dropout = o.fuse_dropout;
   rules::OptimizeResult r = rules::optimize(input, opts);
 
+  // Verified before anything is written: a graph that fails is not output.
+  std::optional<interp::VerifyResult> verified;
+  if (o.verify) verified = interp::verify_optimized(input, r.output);
+  const bool failed = verified && verified->status == interp::VerifyResult::Status::Failed;
+
   const auto tw = std::chrono::steady_clock::now();
-  if (!o.out.empty()) write_graph_file(r.output, o.out);
+  if (!o.out.empty() && !failed) write_graph_file(r.output, o.out);
   const double write_ms = r.write_ms + std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tw).count();
   const double total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
@@ -79,6 +85,18 @@ void run_optimize(const OptimizeCliOptions& o) {
   j["z3"] = {{"queries", r.z3_queries}, {"cache_hits", r.z3_cache_hits}, {"solver_calls", r.z3_calls}};
   j["time_ms"] = {{"load", load_ms}, {"saturate", r.saturate_ms}, {"extract", r.extract_ms},
                   {"chunk", 0.0},    {"write", write_ms},         {"total", total_ms}};
+  if (verified) {
+    nlohmann::ordered_json v = {{"status", interp::verify_status_name(verified->status)},
+                                {"max_rel_error", verified->max_error},
+                                {"symbols", verified->symbols},
+                                {"input_elements", verified->elements},
+                                {"random_ops", verified->random_ops ? "drawn from identical streams (by node name)" : "none"},
+                                {"seconds", verified->seconds}};
+    if (!verified->detail.empty()) v["detail"] = verified->detail;
+    j["verify"] = std::move(v);
+  } else {
+    j["verify"] = nullptr;
+  }
   nlohmann::ordered_json iters = nlohmann::ordered_json::array();
   for (const eg::Iteration& it : r.per_iteration)
     iters.push_back({{"nodes", it.nodes}, {"classes", it.classes}, {"matches", it.matches}, {"applied", it.applied},
@@ -93,6 +111,18 @@ void run_optimize(const OptimizeCliOptions& o) {
               static_cast<unsigned long long>(r.z3_queries), static_cast<unsigned long long>(r.z3_calls));
   std::printf("time: load %.1f ms, saturate %.1f ms, extract %.1f ms, write %.1f ms, total %.1f ms\n", load_ms,
               r.saturate_ms, r.extract_ms, write_ms, total_ms);
+  if (verified) {
+    const interp::VerifyResult& v = *verified;
+    std::string symbols;
+    for (const auto& [name, value] : v.symbols) symbols += (symbols.empty() ? "" : ", ") + name + "=" + std::to_string(value);
+    if (v.status == interp::VerifyResult::Status::Skipped)
+      std::printf("verify: skipped: %s\n", v.detail.c_str());
+    else
+      std::printf("verify: %s, max relative error %.2e (float64 reference%s%s%s), %.1f s\n",
+                  interp::verify_status_name(v.status), v.max_error, symbols.empty() ? "" : " at ", symbols.c_str(),
+                  v.random_ops ? "; random ops on identical streams" : "", v.seconds);
+    if (failed) throw std::runtime_error("verify failed for " + o.path + ": " + v.detail + " (no output written)");
+  }
   if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
 }
 
@@ -112,7 +142,8 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--device", opt.device, "cost-model device (h200)");
   cmd->add_option("--chunk", opt.chunk, "off (auto, N: later)");
   cmd->add_option("--memory-budget", opt.memory_budget, "bytes (with chunking, later)");
-  cmd->add_flag("--verify", opt.verify, "check the output against the input numerically (later)");
+  cmd->add_flag("--verify", opt.verify, "run input and output on the same random inputs in the float64 reference interpreter "
+                "(symbols at small values) and compare; exit 1 without output if they differ");
   cmd->add_flag("--fuse-dropout", opt.fuse_dropout,
                 "also fuse attention written with explicit dropout; SDPA draws its own random numbers, so the "
                 "result is equal in distribution, not bit for bit");

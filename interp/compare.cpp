@@ -2,28 +2,43 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
+#include <map>
 
 namespace sator::interp {
 
 std::vector<Tensor64> random_inputs(const Graph& g, const SymbolValues& symbols, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> normal;
-  std::uniform_int_distribution<int> bit(0, 1);
+  // splitmix64: fast enough for the hundred million weights of a whole model.
+  uint64_t state = seed * 0x9E3779B97F4A7C15ULL + 1;
+  auto next = [&state]() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  };
   std::vector<Tensor64> inputs;
   for (const InputSpec& spec : input_specs(g, symbols)) {
     Tensor64 t = Tensor64::filled(spec.shape, 0.0, spec.dtype);
-    for (double& x : t.data) x = is_floating(spec.dtype) ? normal(rng) : static_cast<double>(bit(rng));
+    const bool floating = is_floating(spec.dtype);
+    for (double& x : t.data) {
+      const uint64_t r = next();
+      x = floating ? static_cast<double>(r >> 11) * 0x1.0p-52 - 1.0 : static_cast<double>(r >> 63);
+    }
     inputs.push_back(std::move(t));
   }
   return inputs;
 }
 
 SymbolValues small_symbols(const Graph& g) {
-  SymbolValues values;
+  // Symbols with equal hints get equal values (a graph may hold one size
+  // under two names, e.g. a loss graph's logits and labels batch), and
+  // larger hints larger values.
+  std::map<int64_t, int64_t> by_hint;
+  for (const Symbol& s : g.symbols) by_hint.emplace(s.hint, 0);
   int64_t next = 3;
+  for (auto& [hint, value] : by_hint) value = next++;
+  SymbolValues values;
   for (const Symbol& s : g.symbols) {
-    int64_t v = next++;
+    int64_t v = by_hint.at(s.hint);
     if (s.min) v = std::max(v, *s.min);
     if (s.max) v = std::min(v, *s.max);
     values[s.name] = v;

@@ -10,13 +10,14 @@
 
 namespace sator::interp {
 
-// One tensor per tensor placeholder of `g`: floating inputs standard normal,
+// One tensor per tensor placeholder of `g`: floating inputs uniform in [-1, 1),
 // integer and bool inputs 0 or 1 (valid token ids, masks and indices alike).
 std::vector<Tensor64> random_inputs(const Graph& g, const SymbolValues& symbols, uint64_t seed);
 
-// Symbols at small, pairwise different values within their ranges (3, 4, ...;
-// equal sizes could hide two swapped dims), so that whole models run in
-// seconds.
+// Symbols at small values within their ranges (3, 4, ...), so that whole
+// models run in seconds: different where the hints differ (equal sizes could
+// hide two swapped dims), equal where the hints are equal (one size under
+// two names), in the hints' order.
 SymbolValues small_symbols(const Graph& g);
 
 // The largest relative error between two output lists (max_relative_error per

@@ -1,6 +1,9 @@
 #include "interp/graph_eval.h"
 
 #include <functional>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <random>
 
 #include "interp/op_args.h"
@@ -81,8 +84,25 @@ std::vector<InputSpec> input_specs(const Graph& g, const SymbolValues& symbols) 
   return specs;
 }
 
+// Whole models allocate and free weight-sized tensors by the hundred. glibc
+// would map each from the kernel and unmap it on free, paying a page fault
+// per 4 KiB every time; keeping freed memory in the heap makes it reusable.
+namespace {
+void keep_freed_memory() {
+#ifdef __GLIBC__
+  static const bool once = [] {
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    return true;
+  }();
+  (void)once;
+#endif
+}
+}  // namespace
+
 std::vector<EvalValue> evaluate_graph(const Graph& g, const std::vector<Tensor64>& inputs,
                                       const SymbolValues& symbols, const EvalOptions& options) {
+  keep_freed_memory();
   const auto concrete = concretizer(g, symbols);
   uint64_t draws = 0;
   const Node* current = nullptr;
@@ -99,6 +119,13 @@ std::vector<EvalValue> evaluate_graph(const Graph& g, const std::vector<Tensor64
   const UniformDraw* random = options.random == EvalOptions::Random::Refuse ? nullptr : &uniform;
   ShapeProver prover(g.symbols);
   std::vector<EvalValue> values(g.nodes.size());
+  // Each value is dropped after its last use: whole models fit in memory.
+  std::vector<size_t> last_use(g.nodes.size(), 0);
+  for (size_t id = 0; id < g.nodes.size(); ++id) {
+    auto mark = [&](NodeId used) { last_use[used] = std::max(last_use[used], id); };
+    for (const Value& v : g.nodes[id].args) v.for_each_node(mark);
+    for (const auto& kv : g.nodes[id].kwargs) kv.second.for_each_node(mark);
+  }
   size_t next_input = 0;
   for (size_t id = 0; id < g.nodes.size(); ++id) {
     const Node& n = g.nodes[id];
@@ -130,6 +157,10 @@ std::vector<EvalValue> evaluate_graph(const Graph& g, const std::vector<Tensor64
         InferContext ctx(g, n, *op, prover);
         values[id] = kernel(OpArgs(ctx, values, concrete, random));
       }
+      for (const Value& v : n.args)
+        v.for_each_node([&](NodeId used) {
+          if (last_use[used] == id) values[used] = EvalValue{};
+        });
     } catch (const InterpError& e) {
       throw InterpError(g.name + ": node '" + n.name + "' (" + n.op + "): " + e.what());
     } catch (const ShapeError& e) {

@@ -6,13 +6,41 @@
 namespace sator::interp {
 
 namespace {
-// Builds a tensor of `shape` whose element at `out` is t's element at source(out).
-template <class SourceIndex>
-Tensor64 gather_by(const Tensor64& t, Shape shape, SourceIndex source) {
+// The tensor of `shape` whose element at index i is t.data[offset + sum(i[k] *
+// stride[k])]: every layout op that is a strided view of its input (permute,
+// expand, slice, select), copied out with an odometer over the output.
+Tensor64 strided_copy(const Tensor64& t, Shape shape, const std::vector<int64_t>& stride, int64_t offset) {
   Tensor64 out = Tensor64::filled(std::move(shape), 0.0, t.dtype);
-  size_t flat = 0;
-  for_each_index(out.shape, [&](const Shape& index) { out.data[flat++] = t.at(source(index)); });
+  if (out.data.empty()) return out;
+  const size_t rank = out.shape.size();
+  if (rank == 0) {
+    out.data[0] = t.data[static_cast<size_t>(offset)];
+    return out;
+  }
+  std::vector<int64_t> index(rank, 0);
+  const int64_t inner = out.shape[rank - 1], inner_stride = stride[rank - 1];
+  int64_t base = offset;
+  for (size_t flat = 0; flat < out.data.size();) {
+    for (int64_t i = 0; i < inner; ++i) out.data[flat++] = t.data[static_cast<size_t>(base + i * inner_stride)];
+    size_t d = rank - 1;  // advance the outer dims, last fastest
+    while (d-- > 0) {
+      base += stride[d];
+      if (++index[d] < out.shape[d]) break;
+      base -= stride[d] * out.shape[d];
+      index[d] = 0;
+    }
+  }
   return out;
+}
+
+std::vector<int64_t> row_major_strides(const Shape& shape) {
+  std::vector<int64_t> s(shape.size());
+  int64_t run = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    s[i] = run;
+    run *= shape[i];
+  }
+  return s;
 }
 }  // namespace
 
@@ -50,11 +78,10 @@ Tensor64 permute(const Tensor64& t, const std::vector<int64_t>& dims) {
   Shape shape(dims.size());
   for (size_t i = 0; i < perm.size(); ++i) shape[i] = t.shape[perm[i]];
   // Output dim i is input dim perm[i].
-  return gather_by(t, shape, [&](const Shape& index) {
-    Shape src(index.size());
-    for (size_t i = 0; i < perm.size(); ++i) src[perm[i]] = index[i];
-    return src;
-  });
+  const std::vector<int64_t> in_stride = row_major_strides(t.shape);
+  std::vector<int64_t> stride(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) stride[i] = in_stride[perm[i]];
+  return strided_copy(t, shape, stride, 0);
 }
 
 Tensor64 transpose(const Tensor64& t, int64_t dim0, int64_t dim1) {
@@ -78,11 +105,11 @@ Tensor64 expand(const Tensor64& t, Shape sizes) {
     if (have != 1 && have != sizes[i]) throw InterpError("expand: size " + std::to_string(have) +
                                                          " cannot grow to " + std::to_string(sizes[i]));
   }
-  return gather_by(t, sizes, [&](const Shape& index) {
-    Shape src(t.rank());
-    for (size_t d = 0; d < t.rank(); ++d) src[d] = t.shape[d] == 1 ? 0 : index[d + lead];
-    return src;
-  });
+  // Broadcast dims (new leading ones, and size 1 grown) read the same element.
+  const std::vector<int64_t> in_stride = row_major_strides(t.shape);
+  std::vector<int64_t> stride(sizes.size(), 0);
+  for (size_t d = 0; d < t.rank(); ++d) stride[d + lead] = t.shape[d] == 1 ? 0 : in_stride[d];
+  return strided_copy(t, sizes, stride, 0);
 }
 
 Tensor64 unsqueeze(const Tensor64& t, int64_t dim) {
@@ -109,11 +136,10 @@ Tensor64 slice(const Tensor64& t, int64_t dim, int64_t start, int64_t end, int64
   end = std::max(clamp(end), start);
   Shape shape = t.shape;
   shape[d] = (end - start + step - 1) / step;
-  return gather_by(t, shape, [&](const Shape& index) {
-    Shape src = index;
-    src[d] = start + index[d] * step;
-    return src;
-  });
+  std::vector<int64_t> stride = row_major_strides(t.shape);
+  const int64_t offset = start * stride[d];
+  stride[d] *= step;
+  return strided_copy(t, shape, stride, offset);
 }
 
 Tensor64 select(const Tensor64& t, int64_t dim, int64_t index) {
@@ -123,11 +149,10 @@ Tensor64 select(const Tensor64& t, int64_t dim, int64_t index) {
   if (index < 0) index += size;
   Shape shape = t.shape;
   shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(d));
-  return gather_by(t, shape, [&](const Shape& i) {
-    Shape src = i;
-    src.insert(src.begin() + static_cast<std::ptrdiff_t>(d), index);
-    return src;
-  });
+  std::vector<int64_t> stride = row_major_strides(t.shape);
+  const int64_t offset = index * stride[d];
+  stride.erase(stride.begin() + static_cast<std::ptrdiff_t>(d));
+  return strided_copy(t, shape, stride, offset);
 }
 
 Tensor64 cat(const std::vector<Tensor64>& parts, int64_t dim) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "interp/layout_kernels.h"
 
@@ -23,7 +24,9 @@ Tensor64 map(const Tensor64& t, const std::function<double(double)>& fn, DType r
 Tensor64 zip(const Tensor64& a, const Tensor64& b, const std::function<double(double, double)>& fn,
              DType result) {
   const Shape shape = broadcast_shapes(a.shape, b.shape);
-  const Tensor64 x = broadcast_to(a, shape), y = broadcast_to(b, shape);
+  std::optional<Tensor64> grown_a, grown_b;  // only operands that broadcast are copied
+  const Tensor64& x = a.shape == shape ? a : grown_a.emplace(expand(a, shape));
+  const Tensor64& y = b.shape == shape ? b : grown_b.emplace(expand(b, shape));
   Tensor64 out = Tensor64::filled(shape, 0.0, result);
   for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = fn(x.data[i], y.data[i]);
   return out;
@@ -31,7 +34,10 @@ Tensor64 zip(const Tensor64& a, const Tensor64& b, const std::function<double(do
 
 Tensor64 where(const Tensor64& cond, const Tensor64& a, const Tensor64& b, DType result) {
   const Shape shape = broadcast_shapes(cond.shape, broadcast_shapes(a.shape, b.shape));
-  const Tensor64 c = broadcast_to(cond, shape), x = broadcast_to(a, shape), y = broadcast_to(b, shape);
+  std::optional<Tensor64> gc, ga, gb;
+  const Tensor64& c = cond.shape == shape ? cond : gc.emplace(expand(cond, shape));
+  const Tensor64& x = a.shape == shape ? a : ga.emplace(expand(a, shape));
+  const Tensor64& y = b.shape == shape ? b : gb.emplace(expand(b, shape));
   Tensor64 out = Tensor64::filled(shape, 0.0, result);
   for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = c.data[i] != 0.0 ? x.data[i] : y.data[i];
   return out;

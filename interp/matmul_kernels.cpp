@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "interp/layout_kernels.h"
@@ -20,17 +21,36 @@ Tensor64 batched_product(const Tensor64& a, const Tensor64& b) {
   shape[r - 1] = m;
   Tensor64 out = Tensor64::filled(shape, 0.0, a.dtype);
   const int64_t batches = numel_of(Shape(a.shape.begin(), a.shape.end() - 2));
+  // Each out[i, j] sums a[i, p] * b[p, j] for p = 0, 1, ... in that order;
+  // the loops run p outside j so that b is read along its rows.
   for (int64_t bi = 0; bi < batches; ++bi)
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < m; ++j) {
-        double acc = 0.0;
-        for (int64_t p = 0; p < k; ++p) acc += a.data[static_cast<size_t>((bi * n + i) * k + p)] *
-                                               b.data[static_cast<size_t>((bi * k + p) * m + j)];
-        out.data[static_cast<size_t>((bi * n + i) * m + j)] = acc;
+    for (int64_t i = 0; i < n; ++i) {
+      double* row = out.data.data() + (bi * n + i) * m;
+      for (int64_t p = 0; p < k; ++p) {
+        const double x = a.data[static_cast<size_t>((bi * n + i) * k + p)];
+        const double* brow = b.data.data() + (bi * k + p) * m;
+        for (int64_t j = 0; j < m; ++j) row[j] += x * brow[j];
       }
+    }
   return out;
 }
 }  // namespace
+
+Tensor64 linear_product(const Tensor64& x, const Tensor64& w) {
+  if (x.rank() == 0 || w.rank() != 2 || x.shape.back() != w.shape[1])
+    throw InterpError("linear: input [..., in] and weight [out, in] do not fit");
+  const int64_t in = w.shape[1], outs = w.shape[0], rows = x.numel() / std::max<int64_t>(in, 1);
+  Shape shape = x.shape;
+  shape.back() = outs;
+  Tensor64 out = Tensor64::filled(shape, 0.0, x.dtype);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < outs; ++o) {
+      double acc = 0.0;
+      for (int64_t i = 0; i < in; ++i) acc += x.data[static_cast<size_t>(r * in + i)] * w.data[static_cast<size_t>(o * in + i)];
+      out.data[static_cast<size_t>(r * outs + o)] = acc;
+    }
+  return out;
+}
 
 Tensor64 mm(const Tensor64& a, const Tensor64& b) {
   if (a.rank() != 2 || b.rank() != 2) throw InterpError("mm: operands must be 2-D");
@@ -45,15 +65,16 @@ Tensor64 bmm(const Tensor64& a, const Tensor64& b) {
 
 Tensor64 matmul(const Tensor64& a, const Tensor64& b) {
   if (a.rank() == 0 || b.rank() == 0) throw InterpError("matmul: 0-d operand");
-  const Tensor64 x = a.rank() == 1 ? unsqueeze(a, 0) : a;
-  const Tensor64 y = b.rank() == 1 ? unsqueeze(b, 1) : b;
+  std::optional<Tensor64> a2, b2, xg, yg;  // copies only where a shape changes
+  const Tensor64& x = a.rank() == 1 ? a2.emplace(unsqueeze(a, 0)) : a;
+  const Tensor64& y = b.rank() == 1 ? b2.emplace(unsqueeze(b, 1)) : b;
   // Broadcast the batch dims of both, then multiply matrix by matrix.
   const Shape xb(x.shape.begin(), x.shape.end() - 2), yb(y.shape.begin(), y.shape.end() - 2);
   const Shape batch = broadcast_shapes(xb, yb);
   Shape xs = batch, ys = batch;
   xs.insert(xs.end(), x.shape.end() - 2, x.shape.end());
   ys.insert(ys.end(), y.shape.end() - 2, y.shape.end());
-  Tensor64 out = batched_product(broadcast_to(x, xs), broadcast_to(y, ys));
+  Tensor64 out = batched_product(x.shape == xs ? x : xg.emplace(expand(x, xs)), y.shape == ys ? y : yg.emplace(expand(y, ys)));
   if (a.rank() == 1) out = squeeze_dim(out, -2);
   if (b.rank() == 1) out = squeeze_dim(out, -1);
   return out;

@@ -8,16 +8,16 @@ DType OpArgs::result_dtype() const { return node().tensor.dtype; }
 
 const EvalValue& OpArgs::value_of(NodeId id) const { return values_.at(id); }
 
-Tensor64 OpArgs::tensor(std::string_view name) const {
+const Tensor64& OpArgs::tensor(std::string_view name) const {
   const Value& v = ctx_.arg(name);
   if (v.is_node()) {
     const EvalValue& e = value_of(v.node);
-    if (e.kind == EvalValue::Kind::Number) return Tensor64::scalar(e.number);
+    if (e.kind == EvalValue::Kind::Number) return scratch_.emplace_back(Tensor64::scalar(e.number));
     if (e.kind != EvalValue::Kind::Tensor) throw InterpError(std::string(name) + " is not a tensor");
     return e.tensor;
   }
   // A Python number in a Tensor slot ("wrapped number").
-  return Tensor64::scalar(number_of(v), ctx_.number_dtype(name));
+  return scratch_.emplace_back(Tensor64::scalar(number_of(v), ctx_.number_dtype(name)));
 }
 
 std::optional<Tensor64> OpArgs::optional_tensor(std::string_view name) const {

@@ -2,6 +2,7 @@
 // schema (InferContext), with tensors and symbolic sizes made concrete.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <optional>
 #include <string_view>
@@ -25,7 +26,9 @@ class OpArgs {
   DType result_dtype() const;  // the node's (single) tensor result
   bool is_none(std::string_view name) const { return ctx_.is_none(name); }
 
-  Tensor64 tensor(std::string_view name) const;  // a node, or a Python number as a 0-d tensor
+  // A node's tensor (by reference: weights are not copied), or a Python
+  // number as a 0-d tensor (kept alive by this OpArgs).
+  const Tensor64& tensor(std::string_view name) const;
   std::optional<Tensor64> optional_tensor(std::string_view name) const;
   std::vector<Tensor64> tensor_list(std::string_view name) const;
   std::vector<std::optional<Tensor64>> optional_tensor_list(std::string_view name) const;
@@ -45,6 +48,7 @@ class OpArgs {
   const std::vector<EvalValue>& values_;
   const std::function<int64_t(const SymExpr&)>& concrete_;
   const UniformDraw* uniform_;
+  mutable std::deque<Tensor64> scratch_;  // numbers made tensors (a deque: references stay valid)
 };
 
 // Kernels by op name; nullptr for an op the interpreter does not know.

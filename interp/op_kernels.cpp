@@ -10,6 +10,7 @@
 #include "interp/matmul_kernels.h"
 #include "interp/math_kernels.h"
 #include "interp/op_args.h"
+#include "interp/scatter_kernels.h"
 
 namespace sator::interp {
 
@@ -43,7 +44,7 @@ std::vector<int64_t> dims_or_all(const OpArgs& a, std::string_view name) {
 }
 
 K var_mean(const OpArgs& a) {
-  const Tensor64 x = a.tensor("self");
+  const Tensor64& x = a.tensor("self");
   const std::vector<int64_t> dims = dims_or_all(a, "dim");
   const bool keepdim = a.flag("keepdim");
   const double correction = a.is_none("correction") ? 1.0 : a.scalar("correction");
@@ -75,7 +76,7 @@ K sdpa_op(const OpArgs& a, bool efficient) {
 K index_tensor(const OpArgs& a) {
   // Advanced indexing with index tensors on leading dims (the corpus's form):
   // out[i..., rest...] = self[idx0[i...], idx1[i...], ..., rest...].
-  const Tensor64 self = a.tensor("self");
+  const Tensor64& self = a.tensor("self");
   const auto indices = a.optional_tensor_list("indices");
   const size_t used = indices.size();  // leading dims indexed
   if (used > self.rank()) throw InterpError("more index tensors than dims");
@@ -106,7 +107,7 @@ K index_tensor(const OpArgs& a) {
 }
 
 K gather_op(const OpArgs& a) {
-  const Tensor64 self = a.tensor("self"), index = a.tensor("index");
+  const Tensor64 &self = a.tensor("self"), &index = a.tensor("index");
   const size_t d = wrap_dim(a.integer("dim"), self.rank());
   Tensor64 out = Tensor64::filled(index.shape, 0.0, self.dtype);
   size_t flat = 0;
@@ -133,7 +134,7 @@ K cumsum_op(const OpArgs& a) {
 }
 
 K split_op(const OpArgs& a) {
-  const Tensor64 x = a.tensor("self");
+  const Tensor64& x = a.tensor("self");
   const int64_t size = a.integer("split_size"), dim = a.integer("dim");
   const size_t d = wrap_dim(dim, x.rank());
   if (size <= 0) throw InterpError("split size must be positive");
@@ -165,7 +166,7 @@ const std::unordered_map<std::string_view, OpKernel>& kernels() {
          return T(transpose(a.tensor("self"), a.integer("dim0"), a.integer("dim1")));
        }},
       {"aten.t.default", [](const OpArgs& a) {
-         const Tensor64 x = a.tensor("self");
+         const Tensor64& x = a.tensor("self");
          return T(x.rank() < 2 ? x : transpose(x, 0, 1));
        }},
       {"aten.expand.default", [](const OpArgs& a) { return T(expand(a.tensor("self"), a.sizes("size"))); }},
@@ -256,7 +257,7 @@ const std::unordered_map<std::string_view, OpKernel>& kernels() {
                              a.result_dtype()));
        }},
       {"aten.linear.default", [](const OpArgs& a) {
-         Tensor64 out = matmul(a.tensor("input"), transpose(a.tensor("weight"), 0, 1));
+         Tensor64 out = linear_product(a.tensor("input"), a.tensor("weight"));
          if (auto bias = a.optional_tensor("bias")) out = zip(out, *bias, std::plus<double>(), out.dtype);
          return typed(a, out);
        }},
@@ -278,7 +279,7 @@ const std::unordered_map<std::string_view, OpKernel>& kernels() {
          return typed(a, t);
        }},
       {"aten.embedding.default", [](const OpArgs& a) {
-         const Tensor64 w = a.tensor("weight"), idx = a.tensor("indices");
+         const Tensor64 &w = a.tensor("weight"), &idx = a.tensor("indices");
          Shape shape = idx.shape;
          shape.push_back(w.shape.at(1));
          Tensor64 out = Tensor64::filled(shape, 0.0, w.dtype);
@@ -291,6 +292,10 @@ const std::unordered_map<std::string_view, OpKernel>& kernels() {
          return T(out);
        }},
       {"aten.gather.default", gather_op},
+      {"aten.constant_pad_nd.default", constant_pad_nd_op},
+      {"aten.slice_scatter.default", slice_scatter_op},
+      {"aten.index_put.default", index_put_op},
+      {"aten.scatter.value", scatter_value_op},
       {"aten.index.Tensor", index_tensor},
   };
   return table;

@@ -51,8 +51,10 @@ struct Tensor64 {
   double& at(const Shape& index) { return data[static_cast<size_t>(offset(index))]; }
 };
 
-// The largest |a - b| / max(|b|, floor) over all elements (both of one shape;
-// NaN and infinities must match exactly, else the result is +inf).
+// The largest |a - b| / max(|b|, floor, 1e-6 * max |b|) over all elements
+// (both of one shape; NaN and infinities must match exactly, else +inf):
+// relative per element, except that elements a millionth of the tensor's
+// largest magnitude or less are measured against that millionth.
 double max_relative_error(const Tensor64& a, const Tensor64& b, double floor = 1e-12);
 
 }  // namespace sator::interp

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "interp/compare.h"
+#include "interp/verify.h"
 #include "ir/graph_io.h"
 #include "ir/shape_check.h"
 #include "rules/optimizer.h"
@@ -68,4 +69,49 @@ TEST_CASE("interpreter: random ops are refused, naming the graph and node", "[in
     CHECK(message.find("node '") != std::string::npos);
   }
   CHECK_THROWS_AS(evaluate_graph(g, {}, symbols), InterpError);  // too few inputs
+}
+
+TEST_CASE("--verify: passes an optimization, fails a wrong one, skips what it cannot run", "[interp][verify]") {
+  const Graph g = load_graph(test::corpus_path("graphs/zoo_hf.infer.dyn.g0.json"));
+  const Graph opt = rules::optimize(g, {}).output;
+  const VerifyResult ok = verify_optimized(g, opt);
+  CHECK(ok.status == VerifyResult::Status::Passed);
+  CHECK(ok.max_error < 1e-9);
+  CHECK_FALSE(ok.symbols.empty());
+  // The same graph with one multiplier changed is caught.
+  Graph wrong = opt;
+  bool changed = false;
+  for (Node& n : wrong.nodes)
+    if (!changed && n.op == "aten.mul.Tensor" && n.args.size() == 2 && n.args[1].kind == Value::Kind::Float) {
+      n.args[1].f *= 1.01;
+      changed = true;
+    }
+  if (!changed)  // SDPA's scale, when every multiplier was fused into it
+    for (Node& n : wrong.nodes)
+      for (auto& [key, v] : n.kwargs)
+        if (!changed && key == "scale" && v.kind == Value::Kind::Float) v.f *= 1.01, changed = true;
+  REQUIRE(changed);
+  const VerifyResult bad = verify_optimized(g, wrong);
+  CHECK(bad.status == VerifyResult::Status::Failed);
+  CHECK(bad.max_error > 1e-4);
+  // A limit below the graph's size skips it, saying why.
+  VerifyOptions tiny;
+  tiny.max_elements = 10;
+  const VerifyResult skipped = verify_optimized(g, opt, tiny);
+  CHECK(skipped.status == VerifyResult::Status::Skipped);
+  CHECK(skipped.detail.find("too large") != std::string::npos);
+}
+
+TEST_CASE("interpreter: random ops draw streams named after their nodes", "[interp][verify]") {
+  const Graph g = load_graph(test::corpus_path("graphs/zoo_hf.train.dyn.g0.json"));
+  const SymbolValues symbols = small_symbols(g);
+  const auto inputs = random_inputs(g, symbols, 3);
+  EvalOptions by_name;
+  by_name.random = EvalOptions::Random::ByNodeName;
+  by_name.seed = 5;
+  const auto a = evaluate_graph(g, inputs, symbols, by_name);
+  const auto b = evaluate_graph(g, inputs, symbols, by_name);
+  CHECK(max_output_error(a, b) == 0.0);  // same names, same seed: same draws
+  by_name.seed = 6;
+  CHECK(max_output_error(evaluate_graph(g, inputs, symbols, by_name), a) > 1e-3);  // other draws: other outputs
 }

@@ -1,0 +1,87 @@
+#include "interp/verify.h"
+
+#include <chrono>
+
+#include "interp/compare.h"
+#include "ir/op_table.h"
+
+namespace sator::interp {
+
+const char* verify_status_name(VerifyResult::Status s) {
+  switch (s) {
+    case VerifyResult::Status::Passed: return "passed";
+    case VerifyResult::Status::Failed: return "failed";
+    case VerifyResult::Status::Skipped: return "skipped";
+  }
+  return "?";
+}
+
+namespace {
+
+bool has_random_ops(const Graph& g) {
+  for (const Node& n : g.nodes)
+    if (const OpInfo* op = find_op(n.op); op && op->cls == OpClass::Random) return true;
+  return false;
+}
+
+// SDPA nodes that drop out (dropout_p, the fifth argument, not 0).
+size_t sdpa_with_dropout(const Graph& g) {
+  size_t count = 0;
+  for (const Node& n : g.nodes)
+    if (n.op == "aten.scaled_dot_product_attention.default" && n.args.size() > 4 &&
+        ((n.args[4].kind == Value::Kind::Float && n.args[4].f != 0.0) || (n.args[4].kind == Value::Kind::Int && n.args[4].i != 0)))
+      ++count;
+  return count;
+}
+
+int64_t data_elements(const Graph& g, const SymbolValues& symbols) {
+  int64_t total = 0;
+  for (const InputSpec& s : input_specs(g, symbols)) total += numel_of(s.shape);
+  for (const Node& n : g.nodes)
+    if (n.op == "get_attr" && n.result == Node::Result::Tensor) {
+      int64_t e = 1;
+      for (const SymExpr& d : n.tensor.shape) e *= d.as_constant().value_or(1);
+      total += e;
+    }
+  return total;
+}
+
+}  // namespace
+
+VerifyResult verify_optimized(const Graph& input, const Graph& output, const VerifyOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  VerifyResult r;
+  r.symbols = small_symbols(input);
+  r.elements = data_elements(input, r.symbols);
+  r.random_ops = has_random_ops(input);
+  auto done = [&]() -> VerifyResult {
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+  };
+  if (r.elements > o.max_elements) {
+    r.detail = "static graph too large to verify in float64 (" + std::to_string(r.elements) + " input elements > " +
+               std::to_string(o.max_elements) + "); its .dyn capture verifies at small sizes";
+    return done();
+  }
+  if (sdpa_with_dropout(output) > sdpa_with_dropout(input)) {
+    r.detail = "attention dropout was fused into SDPA (--fuse-dropout), which draws its own random numbers: "
+               "equal in distribution only (check-rules proves that rule under a coupling of the draws)";
+    return done();
+  }
+  EvalOptions eval;
+  eval.random = EvalOptions::Random::ByNodeName;
+  eval.seed = o.seed;
+  try {
+    const GraphComparison c = compare_graphs(input, output, r.symbols, o.seed, eval);
+    r.max_error = c.max_error;
+    r.status = c.max_error <= o.tolerance ? VerifyResult::Status::Passed : VerifyResult::Status::Failed;
+    if (r.status == VerifyResult::Status::Failed)
+      r.detail = "outputs differ: relative error " + std::to_string(c.max_error) + " > " + std::to_string(o.tolerance);
+  } catch (const InterpError& e) {
+    r.status = VerifyResult::Status::Failed;
+    r.detail = std::string("the interpreter could not run both graphs: ") + e.what();
+  }
+  return done();
+}
+
+}  // namespace sator::interp
