@@ -46,8 +46,9 @@ TEST_CASE("interpreter: optimized zoo graphs equal their inputs in float64", "[i
   }
 }
 
-// Full models take 15-30 s each here (weights of up to 50257 x 768 in
-// float64): hidden from the default run; `build/tests/sator_tests "[models]"`.
+// Full models take several seconds each (weights of up to 50257 x 768 in
+// float64) and ctest's verify_* tests run them through `sator optimize
+// --verify` already: hidden here; `build/tests/sator_tests "[models]"`.
 TEST_CASE("interpreter: optimized dynamic models equal their inputs in float64", "[.][models][interp]") {
   for (const char* name : {"bert.infer.dyn.g0", "llama.infer.dyn.g0", "gpt2.infer.dyn.g0"}) {
     INFO(name);
