@@ -72,7 +72,7 @@ TEST_CASE("interpreter: random ops are refused, naming the graph and node", "[in
   CHECK_THROWS_AS(evaluate_graph(g, {}, symbols), InterpError);  // too few inputs
 }
 
-TEST_CASE("--verify: passes an optimization, fails a wrong one, skips what it cannot run", "[interp][verify]") {
+TEST_CASE("verify: passes an optimization, fails a wrong one, skips what it cannot run", "[interp][verify]") {
   const Graph g = load_graph(test::corpus_path("graphs/zoo_hf.infer.dyn.g0.json"));
   const Graph opt = rules::optimize(g, {}).output;
   const VerifyResult ok = verify_optimized(g, opt);
