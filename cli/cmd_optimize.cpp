@@ -89,7 +89,7 @@ void run_optimize(const OptimizeCliOptions& o) {
     nlohmann::ordered_json v = {{"status", interp::verify_status_name(verified->status)},
                                 {"max_rel_error", verified->max_error},
                                 {"symbols", verified->symbols},
-                                {"input_elements", verified->elements},
+                                {"elements", verified->elements},
                                 {"random_ops", verified->random_ops ? "drawn from identical streams (by node name)" : "none"},
                                 {"seconds", verified->seconds}};
     if (!verified->detail.empty()) v["detail"] = verified->detail;

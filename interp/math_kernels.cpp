@@ -93,4 +93,14 @@ Tensor64 softmax(const Tensor64& t, int64_t dim) {
   return zip(e, s, [](double x, double total) { return x / total; }, t.dtype);
 }
 
+Tensor64 sum_to_shape(const Tensor64& t, const Shape& shape) {
+  if (shape.size() > t.rank()) throw InterpError("sum_to_shape: target has more dims");
+  const size_t lead = t.rank() - shape.size();
+  std::vector<int64_t> dims;
+  for (size_t d = 0; d < t.rank(); ++d)
+    if (d < lead || (shape[d - lead] == 1 && t.shape[d] != 1)) dims.push_back(static_cast<int64_t>(d));
+  if (dims.empty()) return reshape(t, shape);
+  return reshape(sum(t, dims, true), shape);
+}
+
 }  // namespace sator::interp

@@ -8,6 +8,9 @@
 
 namespace sator::interp {
 
+// The sum of `t` over the dims along which `shape` was broadcast to t's
+// shape (leading dims, and dims of size 1): the gradient of a broadcast.
+Tensor64 sum_to_shape(const Tensor64& t, const Shape& shape);
 Tensor64 map(const Tensor64& t, const std::function<double(double)>& fn, DType result);
 // Both operands broadcast to a common shape.
 Tensor64 zip(const Tensor64& a, const Tensor64& b, const std::function<double(double, double)>& fn,

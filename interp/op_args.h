@@ -36,6 +36,7 @@ class OpArgs {
   Shape sizes(std::string_view name) const;      // int[] or SymInt[]
   double scalar(std::string_view name) const;    // Scalar, float, bool, int
   bool flag(std::string_view name) const { return ctx_.bool_arg(name); }
+  std::vector<bool> bools(std::string_view name) const { return ctx_.bool_list(name); }
   std::optional<DType> dtype(std::string_view name) const { return ctx_.dtype_arg(name); }
   // The run's random draws; nullptr when random ops are refused.
   const UniformDraw* uniform() const { return uniform_; }

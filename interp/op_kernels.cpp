@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "interp/attention_kernels.h"
 #include "interp/layout_kernels.h"
 #include "interp/matmul_kernels.h"
 #include "interp/math_kernels.h"
@@ -56,21 +57,69 @@ K var_mean(const OpArgs& a) {
   return K::of_tuple({T(var), T(mean(x, dims, keepdim))});
 }
 
-K sdpa_op(const OpArgs& a, bool efficient) {
+// The options every SDPA flavour shares; `mask` names its mask argument.
+SdpaOptions sdpa_options(const OpArgs& a, std::string_view mask) {
   SdpaOptions o;
-  o.dropout_p = a.scalar("dropout_p");
-  if (o.dropout_p != 0.0) {
-    if (!a.uniform()) throw InterpError("attention with dropout is random: random draws are not allowed in this run");
-    o.uniform = *a.uniform();
-  }
-  o.attn_mask = a.optional_tensor(efficient ? "attn_bias" : "attn_mask");
+  o.attn_mask = a.optional_tensor(mask);
   o.is_causal = a.flag("is_causal");
   if (!a.is_none("scale")) o.scale = a.scalar("scale");
-  if (!efficient) o.enable_gqa = a.flag("enable_gqa");
-  Tensor64 out = sdpa(a.tensor("query"), a.tensor("key"), a.tensor("value"), o);
-  if (!efficient) return typed(a, std::move(out));
-  // (output, logsumexp, philox seed, philox offset): only the output is evaluated.
-  return K::of_tuple({T(std::move(out)), K{}, K{}, K{}});
+  o.dropout_p = a.scalar("dropout_p");
+  if (o.dropout_p != 0.0 && a.uniform()) o.uniform = *a.uniform();
+  return o;
+}
+
+K sdpa_op(const OpArgs& a) {
+  SdpaOptions o = sdpa_options(a, "attn_mask");
+  o.enable_gqa = a.flag("enable_gqa");
+  return typed(a, sdpa(a.tensor("query"), a.tensor("key"), a.tensor("value"), o));
+}
+
+// The fused kernels' forward: (output, logsumexp, ...); the philox seed and
+// offset are not modelled (their backward refuses dropout).
+K sdpa_efficient_op(const OpArgs& a) {
+  const SdpaOptions o = sdpa_options(a, "attn_bias");
+  const Tensor64 &q = a.tensor("query"), &k = a.tensor("key");
+  Tensor64 out = sdpa(q, k, a.tensor("value"), o);
+  K lse{};
+  if (a.flag("compute_log_sumexp")) {
+    // [B, H, L] padded to a multiple of 32 rows, as the kernel stores it (padding +inf).
+    Tensor64 rows = reshape(logsumexp_last(attention_scores(q, k, o)), {q.shape[0], q.shape[1], q.shape[2]});
+    const int64_t L = q.shape[2], padded = (L + 31) / 32 * 32;
+    Tensor64 stored = Tensor64::filled({q.shape[0], q.shape[1], padded}, std::numeric_limits<double>::infinity(), rows.dtype);
+    for (int64_t bh = 0; bh < q.shape[0] * q.shape[1]; ++bh)
+      for (int64_t i = 0; i < L; ++i)
+        stored.data[static_cast<size_t>(bh * padded + i)] = rows.data[static_cast<size_t>(bh * L + i)];
+    lse = T(std::move(stored));
+  }
+  return K::of_tuple({typed(a, std::move(out)), lse, K{}, K{}});
+}
+
+K sdpa_cudnn_op(const OpArgs& a) {
+  const SdpaOptions o = sdpa_options(a, "attn_bias");
+  const Tensor64 &q = a.tensor("query"), &k = a.tensor("key");
+  Tensor64 out = sdpa(q, k, a.tensor("value"), o);
+  K lse = a.flag("compute_log_sumexp") ? T(logsumexp_last(attention_scores(q, k, o))) : K{};
+  return K::of_tuple({typed(a, std::move(out)), lse, K{}, K{}, K::of_number(static_cast<double>(q.shape[2])),
+                      K::of_number(static_cast<double>(k.shape[2])), K{}, K{}, K{}});
+}
+
+// Backward of the fused kernels: (dq, dk, dv[, d_bias]).
+K sdpa_backward_op(const OpArgs& a, const char* dout, const char* mask, bool bias_grad) {
+  SdpaOptions o = sdpa_options(a, mask);
+  const Tensor64 &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
+  SdpaGrads g = sdpa_backward(a.tensor(dout), q, k, v, o);
+  std::vector<K> items = {T(cast_to(std::move(g.dq), q.dtype)), T(cast_to(std::move(g.dk), k.dtype)),
+                          T(cast_to(std::move(g.dv), v.dtype))};
+  if (bias_grad) {
+    if (o.attn_mask) {
+      // Summed back over the dims the mask was broadcast along.
+      const Tensor64& m = *o.attn_mask;
+      items.push_back(T(cast_to(sum_to_shape(g.dscores, m.shape), m.dtype)));
+    } else {
+      items.push_back(K{});
+    }
+  }
+  return K::of_tuple(std::move(items));
 }
 
 K index_tensor(const OpArgs& a) {
@@ -261,8 +310,16 @@ const std::unordered_map<std::string_view, OpKernel>& kernels() {
          if (auto bias = a.optional_tensor("bias")) out = zip(out, *bias, std::plus<double>(), out.dtype);
          return typed(a, out);
        }},
-      {"aten.scaled_dot_product_attention.default", [](const OpArgs& a) { return sdpa_op(a, false); }},
-      {"aten._scaled_dot_product_efficient_attention.default", [](const OpArgs& a) { return sdpa_op(a, true); }},
+      {"aten.scaled_dot_product_attention.default", sdpa_op},
+      {"aten._scaled_dot_product_efficient_attention.default", sdpa_efficient_op},
+      {"aten._scaled_dot_product_cudnn_attention.default", sdpa_cudnn_op},
+      {"aten._scaled_dot_product_efficient_attention_backward.default", [](const OpArgs& a) {
+         const std::vector<bool> mask = a.bools("grad_input_mask");
+         return sdpa_backward_op(a, "grad_out_", "attn_bias", mask.size() > 3 && mask[3]);
+       }},
+      {"aten._scaled_dot_product_cudnn_attention_backward.default", [](const OpArgs& a) {
+         return sdpa_backward_op(a, "grad_out", "attn_bias", false);
+       }},
       // creation and lookup
       {"aten.rand.default", [](const OpArgs& a) {
          if (!a.uniform()) throw InterpError("a random op: random draws are not allowed in this run");
@@ -296,6 +353,9 @@ const std::unordered_map<std::string_view, OpKernel>& kernels() {
       {"aten.slice_scatter.default", slice_scatter_op},
       {"aten.index_put.default", index_put_op},
       {"aten.scatter.value", scatter_value_op},
+      {"aten.select_scatter.default", select_scatter_op},
+      {"aten.convolution.default", convolution_op},
+      {"aten.convolution_backward.default", convolution_backward_op},
       {"aten.index.Tensor", index_tensor},
   };
   return table;

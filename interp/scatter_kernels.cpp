@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "interp/conv_kernels.h"
 #include "interp/layout_kernels.h"
 #include "interp/math_kernels.h"
 
@@ -103,6 +104,43 @@ EvalValue scatter_value_op(const OpArgs& a) {
     out.at(dst) = value;
   });
   return result(a, std::move(out));
+}
+
+EvalValue select_scatter_op(const OpArgs& a) {
+  const Tensor64 &self = a.tensor("self"), &src = a.tensor("src");
+  const size_t d = wrap_dim(a.integer("dim"), self.rank());
+  int64_t index = a.integer("index");
+  if (index < 0) index += self.shape[d];
+  if (index < 0 || index >= self.shape[d]) throw InterpError("select_scatter: index out of range");
+  Tensor64 out = self;
+  for_each_index(src.shape, [&](const Shape& i) {
+    Shape dst = i;
+    dst.insert(dst.begin() + static_cast<std::ptrdiff_t>(d), index);
+    out.at(dst) = src.at(i);
+  });
+  return result(a, std::move(out));
+}
+
+namespace {
+ConvParams conv_params(const OpArgs& a) {
+  if (a.flag("transposed")) throw InterpError("transposed convolution is not supported");
+  return {a.sizes("stride"), a.sizes("padding"), a.sizes("dilation"), a.integer("groups")};
+}
+}  // namespace
+
+EvalValue convolution_op(const OpArgs& a) {
+  return result(a, convolution(a.tensor("input"), a.tensor("weight"), a.optional_tensor("bias"), conv_params(a)));
+}
+
+EvalValue convolution_backward_op(const OpArgs& a) {
+  const std::vector<bool> mask = a.bools("output_mask");
+  const Tensor64 &x = a.tensor("input"), &w = a.tensor("weight");
+  ConvGrads g = convolution_backward(a.tensor("grad_output"), x, w, conv_params(a));
+  auto item = [&](size_t i, Tensor64 t, DType dtype) {
+    return i < mask.size() && mask[i] ? EvalValue::of_tensor(cast_to(std::move(t), dtype)) : EvalValue{};
+  };
+  return EvalValue::of_tuple({item(0, std::move(g.input), x.dtype), item(1, std::move(g.weight), w.dtype),
+                              item(2, std::move(g.bias), w.dtype)});
 }
 
 }  // namespace sator::interp

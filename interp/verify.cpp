@@ -1,6 +1,8 @@
 #include "interp/verify.h"
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "interp/compare.h"
 #include "ir/op_table.h"
@@ -34,15 +36,27 @@ size_t sdpa_with_dropout(const Graph& g) {
   return count;
 }
 
-int64_t data_elements(const Graph& g, const SymbolValues& symbols) {
-  int64_t total = 0;
-  for (const InputSpec& s : input_specs(g, symbols)) total += numel_of(s.shape);
-  for (const Node& n : g.nodes)
-    if (n.op == "get_attr" && n.result == Node::Result::Tensor) {
-      int64_t e = 1;
-      for (const SymExpr& d : n.tensor.shape) e *= d.as_constant().value_or(1);
-      total += e;
+// Elements of every tensor the graph computes (inputs and constants
+// included) at the chosen symbol values: the interpreter's work, roughly.
+int64_t graph_elements(const Graph& g, const SymbolValues& symbols) {
+  auto numel = [&](const std::vector<SymExpr>& shape) {
+    int64_t e = 1;
+    for (const SymExpr& d : shape) {
+      const auto v = d.evaluate([&](const std::string& name) -> std::optional<int64_t> {
+        if (auto it = symbols.find(name); it != symbols.end()) return it->second;
+        const Symbol* s = g.find_symbol(name);
+        return s ? std::optional<int64_t>(s->hint) : std::nullopt;
+      });
+      e = checked_mul(e, std::max<int64_t>(v.value_or(1), 0));
     }
+    return e;
+  };
+  int64_t total = 0;
+  for (const Node& n : g.nodes) {
+    if (n.result == Node::Result::Tensor) total = checked_add(total, numel(n.tensor.shape));
+    for (const OutputSlot& o : n.outputs)
+      if (o.kind == OutputSlot::Kind::Tensor) total = checked_add(total, numel(o.tensor.shape));
+  }
   return total;
 }
 
@@ -52,15 +66,16 @@ VerifyResult verify_optimized(const Graph& input, const Graph& output, const Ver
   const auto start = std::chrono::steady_clock::now();
   VerifyResult r;
   r.symbols = small_symbols(input);
-  r.elements = data_elements(input, r.symbols);
+  r.elements = graph_elements(input, r.symbols);
   r.random_ops = has_random_ops(input);
   auto done = [&]() -> VerifyResult {
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
   };
   if (r.elements > o.max_elements) {
-    r.detail = "static graph too large to verify in float64 (" + std::to_string(r.elements) + " input elements > " +
-               std::to_string(o.max_elements) + "); its .dyn capture verifies at small sizes";
+    r.detail = "too large to verify in float64: its tensors hold " + std::to_string(r.elements) + " elements (limit " +
+               std::to_string(o.max_elements) + ")" +
+               (input.symbols.empty() ? "; a capture with dynamic shapes (.dyn) verifies at small sizes" : "");
     return done();
   }
   if (sdpa_with_dropout(output) > sdpa_with_dropout(input)) {

@@ -3,7 +3,8 @@
 //
 // Symbolic sizes take small values within their ranges, so that whole models
 // run in seconds; a graph whose tensors at those sizes would still hold more
-// than `max_elements` numbers (a large static graph) is skipped, saying so.
+// than `max_elements` numbers in all (a large static graph) is skipped,
+// saying so.
 // Random ops draw from streams named after their nodes, which optimization
 // keeps, so both sides draw the same numbers; attention whose dropout was
 // fused into SDPA (--fuse-dropout) draws differently and is skipped, saying so.
@@ -17,7 +18,7 @@
 namespace sator::interp {
 
 struct VerifyOptions {
-  int64_t max_elements = 128'000'000;  // placeholder and constant elements, at the chosen sizes
+  int64_t max_elements = 500'000'000;  // elements of all the graph's tensors, at the chosen sizes
   uint64_t seed = 1;
   // Whole models in float64 with reordered sums (a scale moved across a
   // matmul, SDPA's own softmax) agree to about 1e-9 (measured: docs/interp.md);
@@ -30,7 +31,7 @@ struct VerifyResult {
   double max_error = 0.0;
   std::string detail;      // why skipped or failed; empty when passed
   SymbolValues symbols;    // the values the symbols took
-  int64_t elements = 0;    // placeholder and constant elements at those values
+  int64_t elements = 0;    // elements of all the graph's tensors at those values
   bool random_ops = false; // the graph draws random numbers (compared on identical streams)
   double seconds = 0.0;
 };

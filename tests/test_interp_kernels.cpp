@@ -7,6 +7,8 @@
 #include <limits>
 #include <random>
 
+#include "interp/attention_kernels.h"
+#include "interp/conv_kernels.h"
 #include "interp/layout_kernels.h"
 #include "interp/matmul_kernels.h"
 #include "interp/math_kernels.h"
@@ -202,4 +204,87 @@ TEST_CASE("max_relative_error: NaN and infinities must match", "[interp]") {
   a.data[1] = b.data[1];
   CHECK(max_relative_error(a, b) == 0.0);
   CHECK(std::isinf(max_relative_error(a, Tensor64::filled({3}, 1.0))));
+}
+
+// <dout, sdpa(...)> as a function of one input element: its derivative by
+// central differences is what the analytic gradient must give.
+TEST_CASE("sdpa_backward equals finite differences of sdpa", "[interp]") {
+  const Tensor64 q = random_tensor({2, 3, 4}, 11), k = random_tensor({2, 5, 4}, 12), v = random_tensor({2, 5, 3}, 13);
+  const Tensor64 dout = random_tensor({2, 3, 3}, 14), mask = random_tensor({3, 5}, 15);
+  for (const bool causal : {false, true}) {
+    SdpaOptions o;
+    o.scale = 0.4;
+    o.is_causal = causal;
+    if (!causal) o.attn_mask = mask;
+    const SdpaGrads g = sdpa_backward(dout, q, k, v, o);
+    auto loss = [&](const Tensor64& qq, const Tensor64& kk, const Tensor64& vv, const SdpaOptions& oo) {
+      const Tensor64 out = sdpa(qq, kk, vv, oo);
+      double l = 0;
+      for (size_t i = 0; i < out.data.size(); ++i) l += out.data[i] * dout.data[i];
+      return l;
+    };
+    const double h = 1e-6;
+    auto check = [&](const Tensor64& grad, int which) {
+      for (size_t i = 0; i < grad.data.size(); i += 3) {
+        Tensor64 in[3] = {q, k, v};
+        in[which].data[i] += h;
+        const double up = loss(in[0], in[1], in[2], o);
+        in[which].data[i] -= 2 * h;
+        const double down = loss(in[0], in[1], in[2], o);
+        CHECK(grad.data[i] == Approx((up - down) / (2 * h)).margin(1e-7));
+      }
+    };
+    check(g.dq, 0);
+    check(g.dk, 1);
+    check(g.dv, 2);
+    if (!causal) {  // the mask's gradient, summed over the batch it was broadcast along
+      const Tensor64 dmask = sum_to_shape(g.dscores, mask.shape);
+      for (size_t i = 0; i < mask.data.size(); i += 2) {
+        SdpaOptions up = o, down = o;
+        up.attn_mask->data[i] += h;
+        down.attn_mask->data[i] -= h;
+        CHECK(dmask.data[i] == Approx((loss(q, k, v, up) - loss(q, k, v, down)) / (2 * h)).margin(1e-7));
+      }
+    }
+  }
+}
+
+TEST_CASE("convolution by hand, and its backward equals finite differences", "[interp]") {
+  // 1-D: x = 1..5, w = [1, -1], stride 2, padding 1: windows (0,1), (2,3), (4,5).
+  Tensor64 x = Tensor64::arange({1, 1, 5});
+  for (double& v : x.data) v += 1;
+  Tensor64 w = Tensor64::filled({1, 1, 2}, 1.0);
+  w.data[1] = -1.0;
+  const Tensor64 y = convolution(x, w, std::nullopt, {{2}, {1}, {1}, 1});
+  REQUIRE(y.shape == Shape{1, 1, 3});
+  CHECK(y.data == std::vector<double>{-1.0, -1.0, -1.0});
+  // Dilation 2 and a bias: x[i] - x[i+2] + 10 = 8 everywhere.
+  const Tensor64 d = convolution(x, w, Tensor64::filled({1}, 10.0), {{1}, {0}, {2}, 1});
+  CHECK(d.data == std::vector<double>{8.0, 8.0, 8.0});
+
+  // 2-D, two groups, stride 2, padding 1, dilation 2: <dout, conv> differentiated.
+  const Tensor64 in = random_tensor({2, 4, 6, 5}, 21), wt = random_tensor({6, 2, 2, 3}, 22), bias = random_tensor({6}, 23);
+  const ConvParams p{{2, 1}, {1, 1}, {2, 1}, 2};
+  const Tensor64 out = convolution(in, wt, bias, p);
+  const Tensor64 dout = random_tensor(out.shape, 24);
+  const ConvGrads g = convolution_backward(dout, in, wt, p);
+  auto loss = [&](const Tensor64& a, const Tensor64& b, const Tensor64& c) {
+    const Tensor64 o = convolution(a, b, c, p);
+    double l = 0;
+    for (size_t i = 0; i < o.data.size(); ++i) l += o.data[i] * dout.data[i];
+    return l;
+  };
+  const double h = 1e-6;
+  auto check = [&](const Tensor64& grad, int which) {
+    for (size_t i = 0; i < grad.data.size(); i += 7) {
+      Tensor64 args[3] = {in, wt, bias};
+      args[which].data[i] += h;
+      const double up = loss(args[0], args[1], args[2]);
+      args[which].data[i] -= 2 * h;
+      CHECK(grad.data[i] == Approx((up - loss(args[0], args[1], args[2])) / (2 * h)).margin(1e-6));
+    }
+  };
+  check(g.input, 0);
+  check(g.weight, 1);
+  check(g.bias, 2);
 }
