@@ -53,4 +53,27 @@ grep -q "node 'y'" <("$sator" info "$bad/shape_mismatch.json" 2>&1) || fail "sha
 
 passed=$(( count + 1 ))
 echo "$passed passed, $failures failed"
+# check-rules: one rule as JSON; bad usage exits 2.
+"$sator" check-rules --rule view-of-view --trials 30 --json > "$tmp/cr.json" || fail "check-rules --rule view-of-view"
+python3 - "$tmp/cr.json" <<'PY' || fail "check-rules --json content"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["ok"] and len(j["rules"]) == 1, j
+r = j["rules"][0]
+assert r["rule"] == "view-of-view" and r["trials"] == 30 and r["max_rel_error"] < 1e-9, r
+assert r["shape_proof"].startswith("proved") and "proved" in r["index_proof"], r
+PY
+"$sator" check-rules --list | grep -qx "attention" || fail "check-rules --list lacks attention"
+"$sator" check-rules --rule no-such-rule > /dev/null 2>&1; [ $? -eq 2 ] || fail "check-rules --rule no-such-rule: not exit 2"
+"$sator" check-rules --trials 0 > /dev/null 2>&1; [ $? -eq 2 ] || fail "check-rules --trials 0: not exit 2"
+
+# optimize --verify: the report says passed; a skipped graph says why.
+"$sator" optimize "$corpus/graphs/zoo_hf.infer.dyn.g0.json" --verify --report "$tmp/v.json" -o "$tmp/v_out.json" > /dev/null ||
+  fail "optimize --verify"
+python3 -c "import json,sys; v=json.load(open(sys.argv[1]))['verify']; assert v['status']=='passed' and v['max_rel_error']<1e-9, v" \
+  "$tmp/v.json" || fail "optimize --verify report"
+[ -s "$tmp/v_out.json" ] || fail "optimize --verify wrote no graph"
+"$sator" optimize "$corpus/graphs/gpt2.train.g0.json" --verify | grep -q "^verify: skipped: too large" ||
+  fail "optimize --verify on a large static graph does not say it skipped"
+
 [ "$failures" -eq 0 ]
