@@ -21,7 +21,7 @@ namespace {
 struct OptimizeCliOptions {
   std::string path, out, report;
   size_t iter_limit = 30, node_limit = 200000;
-  double time_limit = 10.0;
+  double time_limit = 10.0, ilp_time_limit = 60.0;
   std::string extractor = "tree", cost = "nodes", device = "h200", chunk = "off";
   std::string memory_budget;
   bool verify = false;
@@ -32,8 +32,9 @@ struct OptimizeCliOptions {
 // refused by name, never silently ignored.
 void refuse_unavailable(const OptimizeCliOptions& o) {
   auto refuse = [&](const std::string& what) { throw GraphError(o.path, "", what); };
-  if (o.extractor != "tree")
-    refuse("--extractor " + o.extractor + " is not available yet (the DAG and ILP extractors come with the extraction work); use tree");
+  if (o.extractor != "tree" && o.extractor != "dag" && o.extractor != "ilp")
+    refuse("unknown --extractor " + o.extractor + " (tree, dag or ilp)");
+  if (!(o.ilp_time_limit > 0)) refuse("--ilp-time-limit must be a positive number of seconds");
   if (o.cost != "nodes") refuse("--cost " + o.cost + " is not available yet; use nodes");
   if (o.device != "h200") refuse("unknown --device " + o.device + " (known: h200)");
   if (o.chunk != "off") refuse("--chunk " + o.chunk + " is not available yet; use off");
@@ -54,6 +55,8 @@ void run_optimize(const OptimizeCliOptions& o) {
   opts.node_limit = o.node_limit;
   opts.time_limit_s = o.time_limit;
   opts.fuse_dropout = o.fuse_dropout;
+  opts.extractor = o.extractor;
+  opts.ilp_time_limit_s = o.ilp_time_limit;
   rules::OptimizeResult r = rules::optimize(input, opts);
 
   // Verified before anything is written: a graph that fails is not output.
@@ -73,6 +76,9 @@ void run_optimize(const OptimizeCliOptions& o) {
   j["layout_ops_in"] = r.layout_ops_in;
   j["layout_ops_out"] = r.layout_ops_out;
   j["attention_fused"] = r.sdpa_out > r.sdpa_in ? r.sdpa_out - r.sdpa_in : 0;
+  j["extractor"] = o.extractor;
+  j["extract_dag_cost"] = r.extract_dag_cost;
+  if (o.extractor == "ilp") j["extract_proved_optimal"] = r.extract_proved_optimal;
   j["cost_model"] = "nodes";
   j["cost_in"] = r.cost_in;
   j["cost_out"] = r.cost_out;
@@ -137,7 +143,8 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--iter-limit", opt.iter_limit, "saturation iterations (default 30)");
   cmd->add_option("--node-limit", opt.node_limit, "e-graph size limit (default 200000)");
   cmd->add_option("--time-limit", opt.time_limit, "saturation time limit in seconds (default 10)");
-  cmd->add_option("--extractor", opt.extractor, "tree (dag, ilp: later)");
+  cmd->add_option("--extractor", opt.extractor, "tree (default), dag or ilp");
+  cmd->add_option("--ilp-time-limit", opt.ilp_time_limit, "seconds for the ilp extractor (default 60)");
   cmd->add_option("--cost", opt.cost, "nodes (roofline: later)");
   cmd->add_option("--device", opt.device, "cost-model device (h200)");
   cmd->add_option("--chunk", opt.chunk, "off (auto, N: later)");

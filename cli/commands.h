@@ -15,5 +15,6 @@ void add_info_command(CLI::App& app);
 void add_dot_command(CLI::App& app);
 void add_optimize_command(CLI::App& app);
 void add_check_rules_command(CLI::App& app);
+void add_extract_command(CLI::App& app);
 
 }  // namespace sator::cli

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   sator::cli::add_dot_command(app);
   sator::cli::add_optimize_command(app);
   sator::cli::add_check_rules_command(app);
+  sator::cli::add_extract_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

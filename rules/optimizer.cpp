@@ -2,7 +2,8 @@
 
 #include <chrono>
 
-#include "extract/greedy.h"
+#include "extract/egraph_problem.h"
+#include "extract/extractors.h"
 #include "ir/graph_stats.h"
 #include "ir/shape_check.h"
 #include "ir/tensor_egraph.h"
@@ -55,7 +56,33 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
   r.saturate_ms = ms_since(t0);
 
   t0 = std::chrono::steady_clock::now();
-  const auto x = extract::greedy_extract(t.egraph, [&](eg::Id n) { return is_free(t.lang.op_name(t.egraph.op(n))) ? 0.0 : 1.0; });
+  const auto node_cost = [&](eg::Id n) { return is_free(t.lang.op_name(t.egraph.op(n))) ? 0.0 : 1.0; };
+  std::vector<eg::Id> roots;
+  for (const auto& o : t.outputs())
+    if (o) roots.push_back(*o);
+  const extract::EGraphProblem ep = extract::problem_from_egraph(t.egraph, roots, node_cost);
+  extract::Solution sol;
+  if (options.extractor == "tree") {
+    sol = extract::extract_tree(ep.problem);
+  } else if (options.extractor == "dag") {
+    sol = extract::extract_dag(ep.problem);
+  } else if (options.extractor == "ilp") {
+    extract::IlpOptions io;
+    io.time_limit_s = options.ilp_time_limit_s;
+    sol = extract::extract_ilp(ep.problem, io);
+  } else {
+    throw std::invalid_argument("unknown extractor '" + options.extractor + "' (tree, dag or ilp)");
+  }
+  if (options.extractor != "tree") {
+    // Classes the outputs do not reach (unused inputs, which the writer
+    // keeps) take the tree extraction's choice.
+    const extract::Solution tree = extract::extract_tree(ep.problem);
+    for (size_t c = 0; c < sol.choice.size(); ++c)
+      if (sol.choice[c] == extract::kNoNode) sol.choice[c] = tree.choice[c];
+  }
+  r.extract_dag_cost = sol.dag_cost;
+  r.extract_proved_optimal = sol.proved_optimal;
+  const auto x = extract::to_extraction(t.egraph, ep, sol);
   r.extract_ms = ms_since(t0);
 
   t0 = std::chrono::steady_clock::now();

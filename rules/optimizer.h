@@ -14,6 +14,8 @@ struct OptimizeOptions {
   size_t node_limit = 200000;
   double time_limit_s = 10.0;
   bool fuse_dropout = false;  // attention with explicit dropout -> SDPA's own (changes random draws)
+  std::string extractor = "tree";  // tree, dag or ilp (extract/extractors.h)
+  double ilp_time_limit_s = 60.0;
 };
 
 struct OptimizeResult {
@@ -22,6 +24,8 @@ struct OptimizeResult {
   size_t layout_ops_in = 0, layout_ops_out = 0;
   size_t sdpa_in = 0, sdpa_out = 0;
   double cost_in = 0, cost_out = 0;  // node-count cost model
+  double extract_dag_cost = 0;        // the extraction's DAG cost (each chosen node once)
+  bool extract_proved_optimal = false;  // ilp: the solver proved the extraction optimal
   size_t egraph_nodes = 0, egraph_classes = 0, iterations = 0;
   eg::StopReason stop = eg::StopReason::None;
   uint64_t z3_queries = 0, z3_cache_hits = 0, z3_calls = 0;

@@ -76,4 +76,13 @@ python3 -c "import json,sys; v=json.load(open(sys.argv[1]))['verify']; assert v[
 "$sator" optimize "$corpus/graphs/gpt2.train.g0.json" --verify | grep -q "^verify: skipped: too large" ||
   fail "optimize --verify on a large static graph does not say it skipped"
 
+# extract: an extraction-gym file; ilp finds the shared child (7) the tree misses (8).
+gym=$(dirname "$bad")/data/gym/shared_child.json
+"$sator" extract "$gym" --extractor tree | grep -q "dag cost 8," || fail "extract tree: dag cost 8"
+"$sator" extract "$gym" --extractor ilp | grep -q "dag cost 7,.*proved optimal" || fail "extract ilp: dag cost 7, optimal"
+"$sator" extract "$gym" --extractor ilp --json | python3 -c "import json,sys; j=json.load(sys.stdin); assert j['dag_cost']==7 and j['proved_optimal'], j" ||
+  fail "extract --json"
+"$sator" extract "$gym" --extractor best > /dev/null 2>&1; [ $? -eq 2 ] || fail "extract --extractor best: not exit 2"
+"$sator" extract "$bad/empty.json" > /dev/null 2> "$tmp/err.txt"; [ $? -eq 2 ] || fail "extract of a bad file: not exit 2"
+
 [ "$failures" -eq 0 ]

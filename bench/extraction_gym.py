@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Runs `sator extract` (tree, dag, ilp) on every extraction-gym file and
+compares with extraction-gym's own extractors (reference-results.csv).
+
+The data are public and large, so they stay out of the repository: unpack
+extraction-gym's `data/` (shared/extraction-gym/data.tar.xz here, or the
+egraphs-good/extraction-gym repository's data/ folder) and pass the folder.
+
+  bench/extraction_gym.py DATA_DIR REFERENCE_CSV [--sator build/sator]
+      [--ilp-seconds 60] [--markdown OUT.md] [--json OUT.json]
+
+Prints one line per file; with --markdown writes the side-by-side table.
+"""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+
+REFERENCE = ["bottom-up", "faster-bottom-up", "prio-queue", "faster-greedy-dag"]
+
+
+def run(sator, path, extractor, seconds):
+    cmd = [sator, "extract", path, "--extractor", extractor, "--json", "--time-limit", str(seconds)]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds * 3 + 120)
+    if out.returncode != 0:
+        return {"error": out.stderr.strip()}
+    return json.loads(out.stdout)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("data")
+    ap.add_argument("reference")
+    ap.add_argument("--sator", default=os.path.join(os.path.dirname(__file__), "..", "build", "sator"))
+    ap.add_argument("--ilp-seconds", type=float, default=60.0)
+    ap.add_argument("--no-ilp", action="store_true")
+    ap.add_argument("--markdown")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    if not os.path.isdir(args.data):
+        sys.exit(f"{args.data}: not a folder (unpack extraction-gym's data/ there)")
+
+    ref = defaultdict(dict)
+    with open(args.reference) as f:
+        for row in csv.DictReader(f):
+            ref[row["file"]][row["extractor"]] = (float(row["dag_cost"]), float(row["micros"]))
+    files = sorted(ref)
+    rows = []
+    for name in files:
+        path = os.path.join(args.data, name)
+        if not os.path.exists(path):
+            print(f"{name}: missing in {args.data}", file=sys.stderr)
+            continue
+        r = {"file": name, "ref": ref[name]}
+        for ex in ["tree", "dag"] + ([] if args.no_ilp else ["ilp"]):
+            r[ex] = run(args.sator, path, ex, args.ilp_seconds)
+        rows.append(r)
+        best = min(v[0] for v in r["ref"].values())
+        d = r["dag"].get("dag_cost", float("inf"))
+        print(f"{name}: dag {d:.6g} vs best reference {best:.6g} "
+              f"({'better' if d < best - 1e-9 else 'equal' if d <= best + 1e-9 else 'WORSE'})", flush=True)
+
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    if args.markdown:
+        write_markdown(rows, args)
+
+
+def write_markdown(rows, args):
+    lines = ["| file | best reference DAG | faster-greedy-dag µs | sator tree DAG | sator dag DAG | dag µs |"
+             + ("" if args.no_ilp else " ilp DAG | ilp s | optimal |"),
+             "|---|---|---|---|---|---|" + ("" if args.no_ilp else "---|---|---|")]
+    worse = better = equal = optimal = ilp_done = faster = 0
+    for r in rows:
+        best = min(v[0] for v in r["ref"].values())
+        fgd = r["ref"].get("faster-greedy-dag", (float("nan"), float("nan")))
+        d = r["dag"].get("dag_cost", float("inf"))
+        mark = "**" if d < best - 1e-9 else ""
+        better += d < best - 1e-9
+        equal += abs(d - best) <= 1e-9
+        worse += d > best + 1e-9
+        faster += r["dag"].get("micros", 1e18) < fgd[1]
+        line = (f"| {r['file']} | {best:.6g} | {fgd[1]:.0f} | {r['tree'].get('dag_cost', float('inf')):.6g} | "
+                f"{mark}{d:.6g}{mark} | {r['dag'].get('micros', 0):.0f} |")
+        if not args.no_ilp:
+            i = r["ilp"]
+            ilp_done += "dag_cost" in i
+            optimal += bool(i.get("proved_optimal"))
+            line += (f" {i.get('dag_cost', float('nan')):.6g} | {i.get('micros', 0) / 1e6:.1f} | "
+                     f"{'yes' if i.get('proved_optimal') else 'no'} |")
+        lines.append(line)
+    summary = [f"{len(rows)} files: sator dag's DAG cost is lower than the best reference extractor's on {better}, "
+               f"equal on {equal}, higher on {worse}; faster than faster-greedy-dag on {faster}."]
+    if not args.no_ilp:
+        summary.append(f"ilp ({args.ilp_seconds:g} s limit) proved optimal on {optimal} of {len(rows)} files.")
+    with open(args.markdown, "w") as f:
+        f.write("\n".join(summary + [""] + lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

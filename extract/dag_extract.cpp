@@ -1,0 +1,125 @@
+#include <algorithm>
+#include <chrono>
+#include <deque>
+
+#include "extract/extractors.h"
+
+namespace sator::extract {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A class's greedy choice and the distinct nodes of the DAG below it.
+struct CostSet {
+  std::vector<NodeIdx> nodes;  // sorted
+  double total = kInfinite;
+  bool set = false;
+};
+
+// extraction-gym's faster-greedy-dag, with sorted vectors as node sets.
+std::vector<NodeIdx> greedy_dag(const Problem& p) {
+  std::vector<NodeIdx> choice(p.num_classes(), kNoNode);
+  std::vector<CostSet> sets(p.num_classes());
+  const auto parents = parents_of(p);
+  std::deque<NodeIdx> work;
+  std::vector<bool> queued(p.nodes.size(), false);
+  for (NodeIdx n = 0; n < p.nodes.size(); ++n)
+    if (p.nodes[n].children.empty()) work.push_back(n), queued[n] = true;
+  std::vector<NodeIdx> merged, scratch;
+  while (!work.empty()) {
+    const NodeIdx n = work.front();
+    work.pop_front();
+    queued[n] = false;
+    const ProblemNode& node = p.nodes[n];
+    bool ready = true;
+    for (ClassIdx k : node.children) ready = ready && sets[k].set;
+    if (!ready) continue;
+    merged.assign(1, n);
+    for (ClassIdx k : node.children) {
+      scratch.clear();
+      std::set_union(merged.begin(), merged.end(), sets[k].nodes.begin(), sets[k].nodes.end(), std::back_inserter(scratch));
+      merged.swap(scratch);
+    }
+    double total = 0;
+    bool cyclic = false;
+    for (NodeIdx m : merged) {
+      total += p.nodes[m].cost;
+      cyclic = cyclic || (m != n && p.nodes[m].cls == node.cls);
+    }
+    if (cyclic || !(total < sets[node.cls].total)) continue;
+    CostSet& cs = sets[node.cls];
+    cs.nodes = merged;
+    cs.total = total;
+    cs.set = true;
+    choice[node.cls] = n;
+    for (NodeIdx parent : parents[node.cls])
+      if (!queued[parent]) queued[parent] = true, work.push_back(parent);
+  }
+  return choice;
+}
+
+// Local search: switch one reachable class to another of its nodes while
+// that lowers the DAG cost, until a pass finds nothing or time runs out.
+// Only classes the current DAG reaches can change its cost.
+std::vector<ClassIdx> reachable(const Problem& p, const std::vector<NodeIdx>& choice) {
+  std::vector<bool> seen(p.num_classes(), false);
+  std::vector<ClassIdx> order, stack(p.roots.begin(), p.roots.end());
+  while (!stack.empty()) {
+    const ClassIdx c = stack.back();
+    stack.pop_back();
+    if (seen[c] || choice[c] == kNoNode) continue;
+    seen[c] = true;
+    order.push_back(c);
+    for (ClassIdx k : p.nodes[choice[c]].children) stack.push_back(k);
+  }
+  return order;
+}
+
+void improve(const Problem& p, std::vector<NodeIdx>& choice, double& cost, Clock::time_point deadline) {
+  bool changed = true;
+  while (changed && Clock::now() < deadline) {
+    changed = false;
+    for (ClassIdx c : reachable(p, choice)) {
+      if (Clock::now() >= deadline) break;
+      if (p.class_nodes[c].size() < 2) continue;
+      const NodeIdx current = choice[c];
+      for (NodeIdx alt : p.class_nodes[c]) {
+        if (alt == current) continue;
+        choice[c] = alt;
+        const double trial = dag_cost(p, choice);
+        if (trial < cost - 1e-12) {
+          cost = trial;
+          changed = true;
+          break;
+        }
+        choice[c] = current;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Solution extract_dag(const Problem& p, const DagOptions& options) {
+  const auto start = Clock::now();
+  Solution best;
+  best.choice = greedy_dag(p);
+  best.dag_cost = dag_cost(p, best.choice);
+  // The tree solution shares differently and is sometimes the better DAG.
+  const Solution tree = extract_tree(p);
+  if (tree.dag_cost < best.dag_cost) best.choice = tree.choice, best.dag_cost = tree.dag_cost;
+  // Classes the chosen DAG does not reach keep a choice too (the tree's), so
+  // that local search can switch to nodes that need them.
+  for (ClassIdx c = 0; c < p.num_classes(); ++c)
+    if (best.choice[c] == kNoNode) best.choice[c] = tree.choice[c];
+  if (options.improve_seconds > 0 && best.dag_cost < kInfinite) {
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.improve_seconds));
+    improve(p, best.choice, best.dag_cost, deadline);
+  }
+  cost_solution(p, best);
+  best.micros = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+  return best;
+}
+
+}  // namespace sator::extract
