@@ -92,6 +92,8 @@ Solution extract_ilp(const Problem& p, const IlpOptions& options) {
   solver.loadProblem(rows, lower.data(), upper.data(), objective.data(), row_lower.data(), row_upper.data());
   for (int j = 0; j < num_x; ++j) solver.setInteger(j);
   solver.messageHandler()->setLogLevel(0);
+  // The root LP counts against the limit too (CBC only checks between nodes).
+  solver.getModelPtr()->setMaximumSeconds(std::max(options.time_limit_s, 0.01));
   solver.setHintParam(OsiDoReducePrint, true, OsiHintTry);
   CbcModel model(solver);
   model.setLogLevel(0);
