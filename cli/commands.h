@@ -16,5 +16,6 @@ void add_dot_command(CLI::App& app);
 void add_optimize_command(CLI::App& app);
 void add_check_rules_command(CLI::App& app);
 void add_extract_command(CLI::App& app);
+void add_cost_command(CLI::App& app);
 
 }  // namespace sator::cli

@@ -3,6 +3,14 @@
 // hand-computed cases, attention against its textbook composition.
 #include <catch2/catch.hpp>
 
+// GCC 12 at -O1 with AddressSanitizer (SATOR_SANITIZE) reports assigning a
+// Tensor64 into SdpaOptions' std::optional mask as "maybe uninitialized":
+// a false positive inside std::optional's copy assignment (the Release build
+// and ASan's run see nothing). Silenced for this file only.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 #include <cmath>
 #include <limits>
 #include <random>
@@ -176,8 +184,8 @@ TEST_CASE("sdpa equals its textbook composition, and causal, mask and GQA forms 
   });
   SdpaOptions causal, masked, additive;
   causal.is_causal = true;
-  masked.attn_mask = keep;
-  additive.attn_mask = bias;
+  masked.attn_mask.emplace(keep);
+  additive.attn_mask.emplace(bias);
   const Tensor64 c = sdpa(q, k, v, causal);
   CHECK(max_relative_error(sdpa(q, k, v, masked), c) < 1e-12);
   CHECK(max_relative_error(sdpa(q, k, v, additive), c) < 1e-12);
