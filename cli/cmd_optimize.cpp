@@ -35,7 +35,7 @@ void refuse_unavailable(const OptimizeCliOptions& o) {
   if (o.extractor != "tree" && o.extractor != "dag" && o.extractor != "ilp")
     refuse("unknown --extractor " + o.extractor + " (tree, dag or ilp)");
   if (!(o.ilp_time_limit > 0)) refuse("--ilp-time-limit must be a positive number of seconds");
-  if (o.cost != "nodes") refuse("--cost " + o.cost + " is not available yet; use nodes");
+  if (o.cost != "nodes" && o.cost != "roofline") refuse("unknown --cost " + o.cost + " (nodes or roofline)");
   if (o.device != "h200") refuse("unknown --device " + o.device + " (known: h200)");
   if (o.chunk != "off") refuse("--chunk " + o.chunk + " is not available yet; use off");
   if (!o.memory_budget.empty()) refuse("--memory-budget needs chunking, which is not available yet");
@@ -56,6 +56,8 @@ void run_optimize(const OptimizeCliOptions& o) {
   opts.time_limit_s = o.time_limit;
   opts.fuse_dropout = o.fuse_dropout;
   opts.extractor = o.extractor;
+  opts.cost = o.cost;
+  opts.device = o.device;
   opts.ilp_time_limit_s = o.ilp_time_limit;
   rules::OptimizeResult r = rules::optimize(input, opts);
 
@@ -79,7 +81,7 @@ void run_optimize(const OptimizeCliOptions& o) {
   j["extractor"] = o.extractor;
   j["extract_dag_cost"] = r.extract_dag_cost;
   if (o.extractor == "ilp") j["extract_proved_optimal"] = r.extract_proved_optimal;
-  j["cost_model"] = "nodes";
+  j["cost_model"] = o.cost == "roofline" ? "roofline (estimated compiled us on " + o.device + ")" : "nodes";
   j["cost_in"] = r.cost_in;
   j["cost_out"] = r.cost_out;
   j["peak_bytes_in"] = nullptr;  // the liveness estimator comes with chunking
@@ -112,6 +114,11 @@ void run_optimize(const OptimizeCliOptions& o) {
 
   std::printf("%s: %zu nodes -> %zu, layout ops %zu -> %zu, attention fused %zu\n", input.name.c_str(), r.nodes_in,
               r.nodes_out, r.layout_ops_in, r.layout_ops_out, r.sdpa_out > r.sdpa_in ? r.sdpa_out - r.sdpa_in : 0);
+  if (o.cost == "roofline")
+    std::printf("cost (roofline, %s): %.1f us -> %.1f us estimated; extracted with %s\n", o.device.c_str(), r.cost_in,
+                r.cost_out, o.extractor.c_str());
+  else
+    std::printf("cost (nodes): %.0f -> %.0f; extracted with %s\n", r.cost_in, r.cost_out, o.extractor.c_str());
   std::printf("e-graph: %zu nodes, %zu classes, %zu iterations, %s; z3: %llu questions, %llu solver calls\n",
               r.egraph_nodes, r.egraph_classes, r.iterations, eg::stop_reason_name(r.stop),
               static_cast<unsigned long long>(r.z3_queries), static_cast<unsigned long long>(r.z3_calls));
@@ -145,7 +152,7 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--time-limit", opt.time_limit, "saturation time limit in seconds (default 10)");
   cmd->add_option("--extractor", opt.extractor, "tree (default), dag or ilp");
   cmd->add_option("--ilp-time-limit", opt.ilp_time_limit, "seconds for the ilp extractor (default 60)");
-  cmd->add_option("--cost", opt.cost, "nodes (roofline: later)");
+  cmd->add_option("--cost", opt.cost, "nodes (default) or roofline (docs/cost-model.md)");
   cmd->add_option("--device", opt.device, "cost-model device (h200)");
   cmd->add_option("--chunk", opt.chunk, "off (auto, N: later)");
   cmd->add_option("--memory-budget", opt.memory_budget, "bytes (with chunking, later)");

@@ -4,6 +4,7 @@
 
 #include "extract/egraph_problem.h"
 #include "extract/extractors.h"
+#include "extract/graph_cost.h"
 #include "ir/graph_stats.h"
 #include "ir/shape_check.h"
 #include "ir/tensor_egraph.h"
@@ -34,7 +35,15 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
   r.nodes_in = in.nodes;
   r.layout_ops_in = in.layout_ops;
   r.sdpa_in = in.sdpa_ops;
-  r.cost_in = graph_cost(input);
+  if (options.cost != "nodes" && options.cost != "roofline")
+    throw std::invalid_argument("unknown cost model '" + options.cost + "' (nodes or roofline)");
+  const auto cost_of = [&](const Graph& g) {
+    if (options.cost == "nodes") return graph_cost(g);
+    const extract::Device* d = extract::find_device(options.device);
+    if (!d) throw std::invalid_argument("unknown device '" + options.device + "'");
+    return extract::total_seconds(extract::graph_costs(g, *d)) * 1e6;
+  };
+  r.cost_in = cost_of(input);
 
   auto t0 = std::chrono::steady_clock::now();
   TensorEGraph t(input);
@@ -56,7 +65,26 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
   r.saturate_ms = ms_since(t0);
 
   t0 = std::chrono::steady_clock::now();
-  const auto node_cost = [&](eg::Id n) { return is_free(t.lang.op_name(t.egraph.op(n))) ? 0.0 : 1.0; };
+  const extract::Device* device = extract::find_device(options.device);
+  if (options.cost == "roofline" && !device) throw std::invalid_argument("unknown device '" + options.device + "'");
+  // Roofline: the op's estimated compiled time in µs, from its children's
+  // and its own class types at the symbols' hints.
+  const auto roofline_node = [&](eg::Id n) {
+    std::vector<extract::Operand> in, out;
+    for (eg::Id k : t.egraph.children(n)) {
+      const TensorData& d = t.analysis.data(t.egraph.find(k));
+      if (d.result == Node::Result::Tensor) in.push_back(extract::operand_of(input, d.type));
+    }
+    const TensorData& self = t.analysis.data(t.egraph.find(n));
+    if (self.result == Node::Result::Tensor) out.push_back(extract::operand_of(input, self.type));
+    for (const OutputSlot& s : self.outputs)
+      if (s.kind == OutputSlot::Kind::Tensor) out.push_back(extract::operand_of(input, s.tensor));
+    return extract::roofline_cost(*device, t.lang.op_name(t.egraph.op(n)), in, out).seconds * 1e6;
+  };
+  const auto node_cost = [&](eg::Id n) {
+    if (options.cost == "roofline") return roofline_node(n);
+    return is_free(t.lang.op_name(t.egraph.op(n))) ? 0.0 : 1.0;
+  };
   std::vector<eg::Id> roots;
   for (const auto& o : t.outputs())
     if (o) roots.push_back(*o);
@@ -98,7 +126,7 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
   r.nodes_out = out.nodes;
   r.layout_ops_out = out.layout_ops;
   r.sdpa_out = out.sdpa_ops;
-  r.cost_out = graph_cost(r.output);
+  r.cost_out = cost_of(r.output);
   r.z3_queries = t.prover.stats().queries;
   r.z3_cache_hits = t.prover.stats().cache_hits;
   r.z3_calls = t.prover.stats().z3_calls;

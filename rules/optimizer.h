@@ -15,6 +15,8 @@ struct OptimizeOptions {
   double time_limit_s = 10.0;
   bool fuse_dropout = false;  // attention with explicit dropout -> SDPA's own (changes random draws)
   std::string extractor = "tree";  // tree, dag or ilp (extract/extractors.h)
+  std::string cost = "nodes";      // nodes (each compute node 1) or roofline (estimated µs)
+  std::string device = "h200";     // the roofline model's device
   double ilp_time_limit_s = 60.0;
 };
 
@@ -23,7 +25,7 @@ struct OptimizeResult {
   size_t nodes_in = 0, nodes_out = 0;
   size_t layout_ops_in = 0, layout_ops_out = 0;
   size_t sdpa_in = 0, sdpa_out = 0;
-  double cost_in = 0, cost_out = 0;  // node-count cost model
+  double cost_in = 0, cost_out = 0;  // under options.cost: nodes, or roofline µs (compiled)
   double extract_dag_cost = 0;        // the extraction's DAG cost (each chosen node once)
   bool extract_proved_optimal = false;  // ilp: the solver proved the extraction optimal
   size_t egraph_nodes = 0, egraph_classes = 0, iterations = 0;
