@@ -79,7 +79,11 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
     if (self.result == Node::Result::Tensor) out.push_back(extract::operand_of(input, self.type));
     for (const OutputSlot& s : self.outputs)
       if (s.kind == OutputSlot::Kind::Tensor) out.push_back(extract::operand_of(input, s.tensor));
-    return extract::roofline_cost(*device, t.lang.op_name(t.egraph.op(n)), in, out).seconds * 1e6;
+    const std::string& op = t.lang.op_name(t.egraph.op(n));
+    // Views cost no time; a nanosecond per node breaks ties toward the
+    // graph with fewer nodes (fewer layout ops) among equally fast ones.
+    const double tie_break = is_free(op) ? 0.0 : 1e-3;
+    return extract::roofline_cost(*device, op, in, out).seconds * 1e6 + tie_break;
   };
   const auto node_cost = [&](eg::Id n) {
     if (options.cost == "roofline") return roofline_node(n);

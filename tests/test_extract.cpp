@@ -134,3 +134,30 @@ TEST_CASE("optimize with the ilp extractor is never costlier than dag or tree (c
     CHECK(cost[2] <= cost[1]);
   }
 }
+
+TEST_CASE("optimize by roofline time: ilp <= dag <= tree, and no more layout ops than by node count", "[extract][cost][corpus]") {
+  for (const char* name : {"zoo_hf.train.g0", "bert.infer.g0"}) {
+    const Graph g = load_graph(test::corpus_path("graphs/") + name + ".json");
+    double cost[3];
+    size_t layout[3];
+    const char* names[3] = {"tree", "dag", "ilp"};
+    for (int i = 0; i < 3; ++i) {
+      rules::OptimizeOptions o;
+      o.extractor = names[i];
+      o.cost = "roofline";
+      const rules::OptimizeResult r = rules::optimize(g, o);
+      cost[i] = r.cost_out;
+      layout[i] = r.layout_ops_out;
+      CHECK(r.cost_out < r.cost_in);  // the rewrites make the graph faster by the model
+    }
+    rules::OptimizeOptions by_nodes;
+    const size_t node_model_layout = rules::optimize(g, by_nodes).layout_ops_out;
+    INFO(name);
+    CHECK(cost[1] <= cost[0] + 1e-6);
+    CHECK(cost[2] <= cost[1] + 1e-6);
+    CHECK(layout[2] <= node_model_layout);  // the tie-break keeps views few
+  }
+  rules::OptimizeOptions bad;
+  bad.cost = "flops";
+  CHECK_THROWS(rules::optimize(load_graph(test::corpus_path("graphs/zoo_hf.infer.g0.json")), bad));
+}
