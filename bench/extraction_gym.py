@@ -8,6 +8,9 @@ egraphs-good/extraction-gym repository's data/ folder) and pass the folder.
 
   bench/extraction_gym.py DATA_DIR REFERENCE_CSV [--sator build/sator]
       [--ilp-seconds 60] [--markdown OUT.md] [--json OUT.json]
+  bench/extraction_gym.py DATA_DIR --unseen [...]   data sets without reference
+      results (herbie-rover-babble.tar.xz): every *.json under DATA_DIR, sator's
+      tree, dag and ilp side by side
 
 Prints one line per file; with --markdown writes the side-by-side table.
 """
@@ -33,7 +36,8 @@ def run(sator, path, extractor, seconds):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("data")
-    ap.add_argument("reference")
+    ap.add_argument("reference", nargs="?")
+    ap.add_argument("--unseen", action="store_true", help="no reference: run on every *.json under DATA")
     ap.add_argument("--sator", default=os.path.join(os.path.dirname(__file__), "..", "build", "sator"))
     ap.add_argument("--ilp-seconds", type=float, default=60.0)
     ap.add_argument("--no-ilp", action="store_true")
@@ -44,10 +48,16 @@ def main():
         sys.exit(f"{args.data}: not a folder (unpack extraction-gym's data/ there)")
 
     ref = defaultdict(dict)
-    with open(args.reference) as f:
-        for row in csv.DictReader(f):
-            ref[row["file"]][row["extractor"]] = (float(row["dag_cost"]), float(row["micros"]))
-    files = sorted(ref)
+    if args.unseen:
+        files = sorted(os.path.relpath(os.path.join(d, f), args.data)
+                       for d, _, fs in os.walk(args.data) for f in fs if f.endswith(".json"))
+    else:
+        if not args.reference:
+            sys.exit("a REFERENCE_CSV is needed (or --unseen)")
+        with open(args.reference) as f:
+            for row in csv.DictReader(f):
+                ref[row["file"]][row["extractor"]] = (float(row["dag_cost"]), float(row["micros"]))
+        files = sorted(ref)
     rows = []
     for name in files:
         path = os.path.join(args.data, name)
@@ -58,6 +68,12 @@ def main():
         for ex in ["tree", "dag"] + ([] if args.no_ilp else ["ilp"]):
             r[ex] = run(args.sator, path, ex, args.ilp_seconds)
         rows.append(r)
+        if args.unseen:
+            t, d = r["tree"].get("dag_cost", float("inf")), r["dag"].get("dag_cost", float("inf"))
+            i = r.get("ilp", {})
+            print(f"{name}: tree {t:.6g}, dag {d:.6g}" + (f", ilp {i.get('dag_cost', float('nan')):.6g}"
+                  f"{' (optimal)' if i.get('proved_optimal') else ''}" if i else ""), flush=True)
+            continue
         best = min(v[0] for v in r["ref"].values())
         d = r["dag"].get("dag_cost", float("inf"))
         print(f"{name}: dag {d:.6g} vs best reference {best:.6g} "
@@ -67,7 +83,24 @@ def main():
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
     if args.markdown:
-        write_markdown(rows, args)
+        (write_unseen_markdown if args.unseen else write_markdown)(rows, args)
+
+
+def write_unseen_markdown(rows, args):
+    lines = ["| file | tree DAG | dag DAG | dag µs | ilp DAG | optimal |", "|---|---|---|---|---|---|"]
+    better = errors = optimal = 0
+    for r in rows:
+        t, d, i = r["tree"], r["dag"], r.get("ilp", {})
+        errors += any("error" in x for x in (t, d, i))
+        better += d.get("dag_cost", float("inf")) < t.get("dag_cost", float("inf")) - 1e-9
+        optimal += bool(i.get("proved_optimal"))
+        lines.append(f"| {r['file']} | {t.get('dag_cost', float('nan')):.6g} | {d.get('dag_cost', float('nan')):.6g} | "
+                     f"{d.get('micros', 0):.0f} | {i.get('dag_cost', float('nan')):.6g} | "
+                     f"{'yes' if i.get('proved_optimal') else 'no'} |")
+    summary = [f"{len(rows)} files without reference results: {errors} failed; dag's DAG cost below tree's on "
+               f"{better}; ilp ({args.ilp_seconds:g} s) proved optimal on {optimal}."]
+    with open(args.markdown, "w") as f:
+        f.write("\n".join(summary + [""] + lines) + "\n")
 
 
 def write_markdown(rows, args):
