@@ -104,7 +104,6 @@ class GraphRunner:
             # Draw in float32 and widen, so a float64 run draws the same numbers.
             return torch.rand(args[0], generator=_generator(n["name"], self.device), device=self.device,
                               dtype=torch.float32).to(dtype)
-            return torch.rand(args[0], generator=_generator(n["name"], self.device), device=self.device, dtype=dtype)
         if op == "prims.inductor_random.default":
             size, mode = args[0], args[2]
             fn = torch.rand if mode == "rand" else torch.randn
