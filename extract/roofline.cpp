@@ -14,8 +14,8 @@ const Device* find_device(std::string_view name) {
   // large bf16/fp16 matmuls 350-380 TFLOP/s, fp32 (TF32) 124, elementwise
   // kernels about 2.3 TB/s; the rates below are those achieved rates.
   static const std::array<Device, 1> devices = {
-      // Eager dispatch floors: fitted to whole-graph eager times.
-      Device{"h200", 360e12, 125e12, 60e12, 2.3e12, 5e-6, 5e-6, 22e-6, 25e-6, 60e-6}};
+      // Eager floors: measured per op (eager_floors.cpp), else per kind.
+      Device{"h200", 360e12, 125e12, 60e12, 2.3e12, 5e-6, 5e-6, 14e-6, 25e-6, 60e-6, h200_eager_floor_s}};
   for (const Device& d : devices)
     if (d.name == name) return &d;
   return nullptr;
@@ -85,8 +85,9 @@ bool is_plumbing(std::string_view op) {
 
 OpCost roofline_cost(const Device& d, std::string_view op, const std::vector<Operand>& in, const std::vector<Operand>& out) {
   OpCost c;
+  const double measured = d.eager_floor_s ? d.eager_floor_s(op) : -1.0;
   if (is_free(op)) {
-    c.eager_seconds = is_plumbing(op) ? 0.0 : d.eager_view_dispatch_s;
+    c.eager_seconds = is_plumbing(op) ? 0.0 : (measured >= 0 ? measured : d.eager_view_dispatch_s);
     return c;
   }
   c.bytes = moved(in) + moved(out);
@@ -130,7 +131,8 @@ OpCost roofline_cost(const Device& d, std::string_view op, const std::vector<Ope
   const double dispatch = c.kind == CostKind::Matmul || c.kind == CostKind::Convolution ? d.eager_matmul_dispatch_s
                           : c.kind == CostKind::Attention                               ? d.eager_attention_dispatch_s
                                                                                         : d.eager_kernel_dispatch_s;
-  c.eager_seconds = std::max(kernel, dispatch);
+  const double floor = measured >= 0 ? measured : dispatch;
+  c.eager_seconds = std::max(kernel, floor);
   return c;
 }
 

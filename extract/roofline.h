@@ -28,7 +28,13 @@ struct Device {
   double eager_kernel_dispatch_s;     // pointwise, reductions, copies
   double eager_matmul_dispatch_s;     // cuBLAS calls
   double eager_attention_dispatch_s;  // SDPA's backend selection and kernels
+  // Measured per-op floors, seconds, or a negative number for an op the
+  // table does not have (the per-kind floors above apply); may be null.
+  double (*eager_floor_s)(std::string_view op) = nullptr;
 };
+
+// The H200's measured table (eager_floors.cpp); -1 for an op it lacks.
+double h200_eager_floor_s(std::string_view op);
 // Known devices by name ("h200"); nullptr for an unknown name.
 const Device* find_device(std::string_view name);
 
