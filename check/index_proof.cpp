@@ -186,7 +186,6 @@ std::string model_text(const z3::model& m, const std::map<std::string, z3::expr>
 }  // namespace
 
 IndexProof prove_same_indices(const Graph& lhs, const Graph& rhs, unsigned timeout_ms) {
-  IndexProof r;
   z3::context ctx;
   SymToZ3 terms(ctx);
   z3::solver solver(ctx);
@@ -227,9 +226,9 @@ IndexProof prove_same_indices(const Graph& lhs, const Graph& rhs, unsigned timeo
   switch (solver.check()) {
     case z3::unsat: return {IndexProof::Status::Proved, ""};
     case z3::sat: return {IndexProof::Status::Refuted, model_text(solver.get_model(), terms.vars(), out_idx)};
-    default: return {IndexProof::Status::Unknown, "Z3: " + solver.reason_unknown()};
+    default: break;
   }
-  return r;
+  return {IndexProof::Status::Unknown, "Z3: " + solver.reason_unknown()};
 }
 
 }  // namespace sator::check
