@@ -33,16 +33,16 @@ void run(const Options& o) {
       k.second += c.cost.seconds;
     }
   std::printf("%s on %s: %.1f us compiled, %.1f us eager (roofline estimates)\n", g.name.c_str(), d->name.c_str(),
-              extract::total_seconds(costs) * 1e6, extract::total_eager_seconds(costs) * 1e6);
+              extract::total_seconds(costs) * 1e6, extract::total_eager_seconds(costs, *d) * 1e6);
   for (const auto& [kind, v] : by_kind) std::printf("  %-12s %5zu kernels %10.1f us\n", kind.c_str(), v.first, v.second * 1e6);
   if (!o.csv.empty()) {
-    std::string text = "node,op,kind,flops,bytes,seconds,eager_seconds\n";
+    std::string text = "node,op,kind,dtype,flops,bytes,gpu_seconds,seconds,host_seconds,eager_seconds\n";
     for (const auto& c : costs) {
       const Node& n = g.nodes[c.node];
       char line[512];
-      std::snprintf(line, sizeof line, "%s,%s,%s,%.6g,%.6g,%.6g,%.6g\n", n.name.c_str(), n.op.c_str(),
-                    extract::cost_kind_name(c.cost.kind), c.cost.flops, c.cost.bytes, c.cost.seconds,
-                    c.cost.eager_seconds);
+      std::snprintf(line, sizeof line, "%s,%s,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", n.name.c_str(), n.op.c_str(),
+                    extract::cost_kind_name(c.cost.kind), std::string(dtype_name(c.cost.dtype)).c_str(), c.cost.flops, c.cost.bytes, c.cost.gpu_seconds,
+                    c.cost.seconds, c.cost.host_seconds, c.cost.eager_seconds);
       text += line;
     }
     write_file_atomic(o.csv, text);

@@ -1,5 +1,7 @@
 #include "extract/graph_cost.h"
 
+#include <algorithm>
+
 namespace sator::extract {
 
 Operand operand_of(const Graph& g, const TensorType& t) {
@@ -42,10 +44,17 @@ double total_seconds(const std::vector<NodeCost>& costs) {
   return t;
 }
 
-double total_eager_seconds(const std::vector<NodeCost>& costs) {
-  double t = 0;
-  for (const NodeCost& c : costs) t += c.cost.eager_seconds;
-  return t;
+double total_eager_seconds(const std::vector<NodeCost>& costs, const Device& d) {
+  // Eager PyTorch is a two-stage pipeline: the host dispatches op after op
+  // (each costing its dispatch plus the in-sequence overhead), and the GPU
+  // runs each kernel once it is queued and the previous one is done. The
+  // run ends when both are done.
+  double host = 0, gpu = 0;
+  for (const NodeCost& c : costs) {
+    host += c.cost.host_seconds + (c.cost.dispatched ? d.eager_in_sequence_s : 0.0);
+    if (c.cost.gpu_seconds > 0) gpu = std::max(gpu, host) + c.cost.gpu_seconds;
+  }
+  return std::max(host, gpu);
 }
 
 }  // namespace sator::extract

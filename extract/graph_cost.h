@@ -17,7 +17,8 @@ struct NodeCost {
 // One entry per node (placeholders and outputs included, at cost 0).
 std::vector<NodeCost> graph_costs(const Graph& g, const Device& d);
 double total_seconds(const std::vector<NodeCost>& costs);        // compiled
-double total_eager_seconds(const std::vector<NodeCost>& costs);  // eager
+// Eager: the host's dispatch and the GPU's kernels as a pipeline, in node order.
+double total_eager_seconds(const std::vector<NodeCost>& costs, const Device& d);
 
 // Concrete operands of a type at the symbols' hints.
 Operand operand_of(const Graph& g, const TensorType& t);

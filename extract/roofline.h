@@ -1,9 +1,11 @@
-// The roofline cost model: an op's time on a named device is
-//   max(flops / peak rate for its dtype, bytes moved / memory bandwidth)
-//   + one kernel launch,
-// with layout ops that need no copy free, and fused attention reading q, k,
-// v and writing its output without materialising the scores. The constants
-// and where each comes from are in docs/cost-model.md.
+// The roofline cost model. An op's GPU time on a named device is
+//   a fixed per-kernel time + max(flops / achieved rate, bytes / bandwidth),
+// with layout ops that need no copy free on the GPU, and fused attention
+// reading q, k, v and writing its output without materialising the scores.
+// Compiled code (what extraction minimises) adds a launch per kernel; eager
+// PyTorch adds the host's dispatch of each op, which overlaps the GPU's work
+// (graph_cost.h runs that pipeline over a whole graph). The constants, and
+// where each comes from, are in docs/cost-model.md.
 #pragma once
 
 #include <cstdint>
@@ -17,24 +19,33 @@ namespace sator::extract {
 
 struct Device {
   std::string name;
-  double matmul_flops_16bit;  // bf16 / fp16 tensor cores, FLOP/s
-  double matmul_flops_fp32;   // fp32 matmuls run at the TF32 rate
+  // Achieved GPU rates, FLOP/s and bytes/s.
+  double matmul_flops_16bit;            // bf16 / fp16 tensor cores
+  double matmul_flops_fp32;             // fp32 matmuls run at the TF32 rate
   double matmul_flops_fp64;
-  double bandwidth;           // bytes/s
-  double launch_s;            // per kernel, compiled (what extraction minimises)
-  // Eager PyTorch: the host's dispatch per op overlaps the GPU's work, so an
-  // op takes max(dispatch, kernel); a view op costs its dispatch alone.
-  double eager_view_dispatch_s;
-  double eager_kernel_dispatch_s;     // pointwise, reductions, copies
-  double eager_matmul_dispatch_s;     // cuBLAS calls
-  double eager_attention_dispatch_s;  // SDPA's backend selection and kernels
-  // Measured per-op floors, seconds, or a negative number for an op the
-  // table does not have (the per-kind floors above apply); may be null.
-  double (*eager_floor_s)(std::string_view op) = nullptr;
+  double matmul_unaligned_flops_16bit;  // a matrix dim not a multiple of 16 bytes
+  double matmul_unaligned_flops_fp32;
+  double attention_flops_16bit;         // fused attention kernels
+  double attention_flops_fp32;
+  double bandwidth;
+  // Fixed GPU time per kernel, whatever its size.
+  double kernel_min_memory_s;
+  double kernel_min_matmul_s;
+  double kernel_min_attention_s;
+  double launch_s;  // host launch per kernel in compiled code
+  // Eager host dispatch per op: measured per op (nullptr or a negative
+  // result: not in the table), else by kind.
+  double (*eager_host_s)(std::string_view op) = nullptr;
+  double eager_host_view_s = 0, eager_host_kernel_s = 0, eager_host_matmul_s = 0, eager_host_attention_s = 0;
+  double eager_host_plumbing_s = 0;  // getitem, get_attr: Python only
+  // Extra host time of each dispatched op inside a whole run over the same op
+  // called alone (cold caches, the caller's own work).
+  double eager_in_sequence_s = 0;
 };
 
-// The H200's measured table (eager_floors.cpp); -1 for an op it lacks.
-double h200_eager_floor_s(std::string_view op);
+// The H200's measured host-dispatch table (eager_host_h200.cpp); -1 for an op
+// it lacks.
+double h200_eager_host_s(std::string_view op);
 // Known devices by name ("h200"); nullptr for an unknown name.
 const Device* find_device(std::string_view name);
 
@@ -50,9 +61,13 @@ const char* cost_kind_name(CostKind k);
 
 struct OpCost {
   CostKind kind = CostKind::Free;
+  DType dtype = DType::Float32;  // of the first tensor input: sets the matmul rate
+  bool dispatched = false;       // an ATen op eager PyTorch dispatches (not plumbing)
   double flops = 0, bytes = 0;
-  double seconds = 0;        // compiled: max(compute, memory) + launch; layout views free
-  double eager_seconds = 0;  // eager: max(dispatch, max(compute, memory)); views their dispatch
+  double gpu_seconds = 0;    // the kernels alone; 0 for views
+  double seconds = 0;        // compiled: gpu + launch; views free
+  double host_seconds = 0;   // eager: the host's dispatch of the op alone
+  double eager_seconds = 0;  // eager, the op alone and repeated: max(host, gpu)
 };
 
 // The cost of one op given its tensor operands (inputs in argument order,

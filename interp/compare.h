@@ -23,11 +23,15 @@ SymbolValues small_symbols(const Graph& g);
 // The largest relative error between two output lists (max_relative_error per
 // tensor; numbers compared exactly, as relative error too). Throws
 // InterpError if the lists differ in length, kind or a tensor's shape.
-double max_output_error(const std::vector<EvalValue>& a, const std::vector<EvalValue>& b);
+// Values below a millionth of the largest output are measured against that
+// millionth (rounding noise at the graph's scale). `worst`, when given,
+// receives the index of the output with that error.
+double max_output_error(const std::vector<EvalValue>& a, const std::vector<EvalValue>& b, size_t* worst = nullptr);
 
 struct GraphComparison {
   double max_error = 0.0;
   size_t outputs = 0;
+  size_t worst_output = 0;  // index of the output with the largest error
 };
 // Evaluates both graphs (same placeholders, in the same order) on the same
 // random inputs and compares them.

@@ -1,5 +1,7 @@
 #include "interp/verify.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <chrono>
 #include <optional>
@@ -74,6 +76,21 @@ int64_t graph_elements(const Graph& g, const SymbolValues& symbols) {
   return total;
 }
 
+// " (node NAME)" for the output at `index` of g's output list, or "".
+std::string output_name(const Graph& g, size_t index) {
+  for (const Node& n : g.nodes)
+    if (n.op == "output" && !n.args.empty() && n.args[0].is_list() && index < n.args[0].list.size() &&
+        n.args[0].list[index].is_node())
+      return " (node " + g.nodes[n.args[0].list[index].node].name + ")";
+  return "";
+}
+
+std::string format_number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", x);
+  return buf;
+}
+
 }  // namespace
 
 VerifyResult verify_optimized(const Graph& input, const Graph& output, const VerifyOptions& o) {
@@ -111,7 +128,8 @@ VerifyResult verify_optimized(const Graph& input, const Graph& output, const Ver
     r.max_error = c.max_error;
     r.status = c.max_error <= o.tolerance ? VerifyResult::Status::Passed : VerifyResult::Status::Failed;
     if (r.status == VerifyResult::Status::Failed)
-      r.detail = "outputs differ: relative error " + std::to_string(c.max_error) + " > " + std::to_string(o.tolerance);
+      r.detail = "outputs differ: output #" + std::to_string(c.worst_output) + output_name(input, c.worst_output) +
+                 " has relative error " + format_number(c.max_error) + " > " + format_number(o.tolerance);
   } catch (const InterpError& e) {
     r.status = VerifyResult::Status::Failed;
     r.detail = std::string("the interpreter could not run both graphs: ") + e.what();

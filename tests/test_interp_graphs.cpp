@@ -122,3 +122,24 @@ TEST_CASE("interpreter: random ops draw streams named after their nodes", "[inte
   by_name.seed = 6;
   CHECK(max_output_error(evaluate_graph(g, inputs, symbols, by_name), a) > 1e-3);  // other draws: other outputs
 }
+
+TEST_CASE("output comparison: noise far below the graph's scale is not a difference", "[interp][verify]") {
+  using interp::EvalValue;
+  auto tensor = [](std::vector<double> xs) {
+    interp::Tensor64 t = interp::Tensor64::filled({static_cast<int64_t>(xs.size())}, 0.0, DType::Float64);
+    t.data = std::move(xs);
+    return EvalValue::of_tensor(std::move(t));
+  };
+  // A loss of magnitude 1 and a gradient that is zero in exact arithmetic,
+  // computed as different rounding noise by two graphs.
+  const std::vector<EvalValue> ref{tensor({1.0, -0.5}), tensor({1e-13, -2e-13})};
+  const std::vector<EvalValue> noisy{tensor({1.0, -0.5}), tensor({3e-13, 1e-13})};
+  CHECK(interp::max_output_error(noisy, ref) < 1e-6);
+  // The same output wrong at a visible scale is still a difference, and named.
+  const std::vector<EvalValue> wrong{tensor({1.0, -0.5}), tensor({1e-3, -2e-13})};
+  size_t worst = 99;
+  CHECK(interp::max_output_error(wrong, ref, &worst) > 100.0);
+  CHECK(worst == 1);
+  // Alone (no large output beside it) the tiny tensor is its own scale.
+  CHECK(interp::max_output_error({noisy[1]}, {ref[1]}) > 0.1);
+}
