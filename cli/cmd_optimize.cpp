@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/run_report.h"
 #include "interp/verify.h"
 #include "ir/graph_io.h"
 #include "ir/shape_check.h"
@@ -68,76 +69,20 @@ void run_optimize(const OptimizeCliOptions& o) {
 
   const auto tw = std::chrono::steady_clock::now();
   if (!o.out.empty() && !failed) write_graph_file(r.output, o.out);
-  const double write_ms = r.write_ms + std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tw).count();
-  const double total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-
-  nlohmann::ordered_json j;
-  j["graph"] = input.name;
-  j["nodes_in"] = r.nodes_in;
-  j["nodes_out"] = r.nodes_out;
-  j["layout_ops_in"] = r.layout_ops_in;
-  j["layout_ops_out"] = r.layout_ops_out;
-  j["attention_fused"] = r.sdpa_out > r.sdpa_in ? r.sdpa_out - r.sdpa_in : 0;
-  j["extractor"] = o.extractor;
-  j["extract_dag_cost"] = r.extract_dag_cost;
-  if (o.extractor == "ilp") j["extract_proved_optimal"] = r.extract_proved_optimal;
-  j["cost_model"] = o.cost == "roofline" ? "roofline (estimated compiled us on " + o.device + ")" : "nodes";
-  j["cost_in"] = r.cost_in;
-  j["cost_out"] = r.cost_out;
-  j["peak_bytes_in"] = nullptr;  // the liveness estimator comes with chunking
-  j["peak_bytes_out"] = nullptr;
-  j["egraph"] = {{"nodes", r.egraph_nodes},
-                 {"classes", r.egraph_classes},
-                 {"iterations", r.iterations},
-                 {"stop_reason", eg::stop_reason_name(r.stop)}};
-  j["z3"] = {{"queries", r.z3_queries}, {"cache_hits", r.z3_cache_hits}, {"solver_calls", r.z3_calls}};
-  j["time_ms"] = {{"load", load_ms}, {"saturate", r.saturate_ms}, {"extract", r.extract_ms},
-                  {"chunk", 0.0},    {"write", write_ms},         {"total", total_ms}};
+  RunContext c;
+  c.method = "saturation";
+  c.extractor = o.extractor;
+  c.cost = o.cost;
+  c.device = o.device;
+  c.load_ms = load_ms;
+  c.write_ms = r.write_ms + std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tw).count();
+  c.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  c.verify = verified ? &*verified : nullptr;
+  if (!o.report.empty()) write_file_atomic(o.report, run_report(input, r, c).dump(2) + "\n");
+  print_run(input, r, c);
   if (verified) {
-    nlohmann::ordered_json v = {{"status", interp::verify_status_name(verified->status)},
-                                {"max_rel_error", verified->max_error},
-                                {"symbols", verified->symbols},
-                                {"elements", verified->elements},
-                                {"random_ops", verified->random_ops ? "drawn from identical streams (by node name)" : "none"},
-                                {"seconds", verified->seconds}};
-    if (!verified->detail.empty()) v["detail"] = verified->detail;
-    j["verify"] = std::move(v);
-  } else {
-    j["verify"] = nullptr;
-  }
-  nlohmann::ordered_json iters = nlohmann::ordered_json::array();
-  for (const eg::Iteration& it : r.per_iteration)
-    iters.push_back({{"nodes", it.nodes}, {"classes", it.classes}, {"matches", it.matches}, {"applied", it.applied},
-                     {"search_ms", it.search_s * 1e3}, {"apply_ms", it.apply_s * 1e3}, {"rebuild_ms", it.rebuild_s * 1e3}});
-  j["iterations"] = std::move(iters);
-  if (!o.report.empty()) write_file_atomic(o.report, j.dump(2) + "\n");
-
-  std::printf("%s: %zu nodes -> %zu, layout ops %zu -> %zu, attention fused %zu\n", input.name.c_str(), r.nodes_in,
-              r.nodes_out, r.layout_ops_in, r.layout_ops_out, r.sdpa_out > r.sdpa_in ? r.sdpa_out - r.sdpa_in : 0);
-  if (o.cost == "roofline")
-    std::printf("cost (roofline, %s): %.1f us -> %.1f us estimated; extracted with %s\n", o.device.c_str(), r.cost_in,
-                r.cost_out, o.extractor.c_str());
-  else
-    std::printf("cost (nodes): %.0f -> %.0f; extracted with %s\n", r.cost_in, r.cost_out, o.extractor.c_str());
-  std::printf("e-graph: %zu nodes, %zu classes, %zu iterations, %s; z3: %llu questions, %llu solver calls\n",
-              r.egraph_nodes, r.egraph_classes, r.iterations, eg::stop_reason_name(r.stop),
-              static_cast<unsigned long long>(r.z3_queries), static_cast<unsigned long long>(r.z3_calls));
-  std::printf("time: load %.1f ms, saturate %.1f ms, extract %.1f ms, write %.1f ms, total %.1f ms\n", load_ms,
-              r.saturate_ms, r.extract_ms, write_ms, total_ms);
-  if (verified) {
-    const interp::VerifyResult& v = *verified;
-    std::string symbols;
-    for (const auto& [name, value] : v.symbols) symbols += (symbols.empty() ? "" : ", ") + name + "=" + std::to_string(value);
-    if (v.status == interp::VerifyResult::Status::Skipped)
-      std::printf("verify: skipped: %s\n", v.detail.c_str());
-    else
-      std::printf("verify: %s, max relative error %.2e (float64 reference%s%s%s), %.1f s\n",
-                  interp::verify_status_name(v.status), v.max_error, symbols.empty() ? "" : " at ", symbols.c_str(),
-                  v.random_ops ? "; random ops on identical streams" : "", v.seconds);
-    if (failed) {  // a finding about the optimizer, not a crash: exit 1 with the finding alone
-      std::fprintf(stderr, "sator: verify failed for %s: %s (no output written)\n", o.path.c_str(), v.detail.c_str());
-      throw CLI::RuntimeError(1);
-    }
+    print_verify(*verified);
+    fail_if_unverified(o.path, *verified);
   }
   if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
 }

@@ -14,6 +14,7 @@ namespace sator::cli {
 void add_info_command(CLI::App& app);
 void add_dot_command(CLI::App& app);
 void add_optimize_command(CLI::App& app);
+void add_greedy_command(CLI::App& app);
 void add_check_rules_command(CLI::App& app);
 void add_extract_command(CLI::App& app);
 void add_cost_command(CLI::App& app);

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   sator::cli::add_info_command(app);
   sator::cli::add_dot_command(app);
   sator::cli::add_optimize_command(app);
+  sator::cli::add_greedy_command(app);
   sator::cli::add_check_rules_command(app);
   sator::cli::add_extract_command(app);
   sator::cli::add_cost_command(app);

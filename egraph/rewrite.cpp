@@ -69,30 +69,35 @@ Id instantiate_pattern(EGraph& g, const Pattern& p, Subst s, bool uncanonical) {
   return ids[nodes.size() - 1];
 }
 
+Id Rewrite::build(EGraph& g, const Matches& matches, size_t i) const {
+  const Subst s{matches.subst(i), matches.roots[i]};
+  const Id eclass = matches.classes[i];
+  for (const Condition& c : conditions_)
+    if (!c(g, eclass, s)) return kNoId;
+  return builder_ ? builder_(g, eclass, s) : instantiate_pattern(g, applier_.front(), s, false);
+}
+
 size_t Rewrite::apply(EGraph& g, const Matches& matches) const {
   size_t changed = 0;
   const bool explain = g.explain() != nullptr;
   for (size_t i = 0; i < matches.size(); ++i) {
-    const Subst s{matches.subst(i), matches.roots[i]};
     const Id eclass = matches.classes[i];
-    bool ok = true;
-    for (const Condition& c : conditions_)
-      if (!(ok = c(g, eclass, s))) break;
-    if (!ok) continue;
-    if (builder_) {
-      const Id rhs = builder_(g, eclass, s);
-      if (rhs != kNoId && g.union_classes(eclass, rhs, name_)) ++changed;
-      continue;
-    }
-    if (explain) {
+    if (explain && !builder_) {
       // Proofs name terms: instantiate both sides as written.
+      const Subst s{matches.subst(i), matches.roots[i]};
+      bool ok = true;
+      for (const Condition& c : conditions_)
+        if (!(ok = c(g, eclass, s))) break;
+      if (!ok) continue;
       const Id lhs = instantiate_pattern(g, searcher_.front(), s, true);
       const Id rhs = instantiate_pattern(g, applier_.front(), s, true);
       if (g.union_classes(lhs, rhs, name_)) ++changed;
       continue;
     }
-    const Id rhs = instantiate_pattern(g, applier_.front(), s, false);
-    if (g.union_classes(rhs, eclass, name_)) ++changed;
+    const Id rhs = build(g, matches, i);
+    if (rhs == kNoId) continue;
+    // (Argument order as before the split: it decides which id stays canonical.)
+    if (builder_ ? g.union_classes(eclass, rhs, name_) : g.union_classes(rhs, eclass, name_)) ++changed;
   }
   return changed;
 }

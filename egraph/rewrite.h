@@ -41,8 +41,17 @@ class Rewrite {
   const Pattern* applier() const { return applier_.empty() ? nullptr : &applier_.front(); }
 
   void search(const EGraph& g, Matches& out, size_t limit = SIZE_MAX) const { program_.search(g, out, limit); }
+  // The matches whose first root is class `eclass`.
+  void search_class(const EGraph& g, Id eclass, Matches& out, size_t limit = SIZE_MAX) const {
+    program_.search_class(g, eclass, out, limit);
+  }
   // Applies every match; returns how many changed the e-graph.
   size_t apply(EGraph& g, const Matches& matches) const;
+  // Match i's right-hand side, added but not merged with the match's class:
+  // its class, or kNoId where a condition or the builder declines (for
+  // destructive, one-rewrite-at-a-time use; the builder may still merge
+  // classes of its own).
+  Id build(EGraph& g, const Matches& matches, size_t i) const;
 
  private:
   void parse_searcher(Language& lang, std::string_view text);

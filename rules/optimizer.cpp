@@ -29,20 +29,27 @@ double graph_cost(const Graph& g) {
 
 }  // namespace
 
+double estimate_cost(const Graph& g, const std::string& cost, const std::string& device) {
+  if (cost == "nodes") return graph_cost(g);
+  if (cost != "roofline") throw std::invalid_argument("unknown cost model '" + cost + "' (nodes or roofline)");
+  const extract::Device* d = extract::find_device(device);
+  if (!d) throw std::invalid_argument("unknown device '" + device + "'");
+  return extract::total_seconds(extract::graph_costs(g, *d)) * 1e6;
+}
+
+bool is_training_graph(const Graph& g) {
+  for (const Node& n : g.nodes)
+    if (n.op == "placeholder" && n.role == Role::Tangent) return true;
+  return false;
+}
+
 OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
   OptimizeResult r;
   const GraphStats in = compute_stats(input);
   r.nodes_in = in.nodes;
   r.layout_ops_in = in.layout_ops;
   r.sdpa_in = in.sdpa_ops;
-  if (options.cost != "nodes" && options.cost != "roofline")
-    throw std::invalid_argument("unknown cost model '" + options.cost + "' (nodes or roofline)");
-  const auto cost_of = [&](const Graph& g) {
-    if (options.cost == "nodes") return graph_cost(g);
-    const extract::Device* d = extract::find_device(options.device);
-    if (!d) throw std::invalid_argument("unknown device '" + options.device + "'");
-    return extract::total_seconds(extract::graph_costs(g, *d)) * 1e6;
-  };
+  const auto cost_of = [&](const Graph& g) { return estimate_cost(g, options.cost, options.device); };
   r.cost_in = cost_of(input);
 
   auto t0 = std::chrono::steady_clock::now();
@@ -51,9 +58,7 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
   for (eg::Rewrite& r : recompose_rules(t)) rules.push_back(std::move(r));
   // Training graphs keep their attention decomposed: fusing the forward alone
   // would keep the scores alive for the backward and save nothing.
-  bool training = false;
-  for (const Node& n : input.nodes) training |= n.op == "placeholder" && n.role == Role::Tangent;
-  if (!training)
+  if (!is_training_graph(input))
     for (eg::Rewrite& r : attention_rules(t, options.fuse_dropout)) rules.push_back(std::move(r));
   eg::Runner runner;
   runner.with_iter_limit(options.iter_limit).with_node_limit(options.node_limit).with_time_limit(options.time_limit_s);

@@ -14,8 +14,8 @@ struct OptimizeOptions {
   size_t node_limit = 200000;
   double time_limit_s = 10.0;
   bool fuse_dropout = false;  // attention with explicit dropout -> SDPA's own (changes random draws)
-  std::string extractor = "tree";  // tree, dag or ilp (extract/extractors.h)
-  std::string cost = "nodes";      // nodes (each compute node 1) or roofline (estimated µs)
+  std::string extractor = "dag";   // tree, dag or ilp (extract/extractors.h)
+  std::string cost = "roofline";   // roofline (estimated compiled µs) or nodes (each compute node 1)
   std::string device = "h200";     // the roofline model's device
   double ilp_time_limit_s = 60.0;
 };
@@ -34,6 +34,15 @@ struct OptimizeResult {
   double saturate_ms = 0, extract_ms = 0, write_ms = 0;
   std::vector<eg::Iteration> per_iteration;
 };
+
+// A graph's cost under `cost`: "nodes" (compute nodes) or "roofline" (the
+// estimated compiled µs on `device`). Throws std::invalid_argument for an
+// unknown model or device.
+double estimate_cost(const Graph& g, const std::string& cost, const std::string& device);
+
+// Whether a graph is a joint training graph (has tangent inputs): its
+// attention stays decomposed (issue 10 fuses forward and backward together).
+bool is_training_graph(const Graph& g);
 
 // Throws UnsoundMerge (a rule bug) or std::logic_error if the output graph
 // fails shape validation.

@@ -1,0 +1,118 @@
+#include "cli/run_report.h"
+
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+namespace sator::cli {
+
+namespace {
+size_t fused(const rules::OptimizeResult& r) { return r.sdpa_out > r.sdpa_in ? r.sdpa_out - r.sdpa_in : 0; }
+
+std::string greedy_stop(const rules::GreedyResult& g) {
+  if (g.result.stop == eg::StopReason::None) return "one round";
+  return g.round_limit_hit ? "round limit" : "fixpoint";
+}
+}  // namespace
+
+nlohmann::ordered_json run_report(const Graph& input, const rules::OptimizeResult& r, const RunContext& c) {
+  nlohmann::ordered_json j;
+  j["graph"] = input.name;
+  j["method"] = c.method;
+  j["nodes_in"] = r.nodes_in;
+  j["nodes_out"] = r.nodes_out;
+  j["layout_ops_in"] = r.layout_ops_in;
+  j["layout_ops_out"] = r.layout_ops_out;
+  j["attention_fused"] = fused(r);
+  if (c.greedy) {
+    j["rounds"] = c.greedy->rounds;
+    j["stop_reason"] = greedy_stop(*c.greedy);
+    j["rewrites"] = c.greedy->rewrites;
+    j["rewrites_by_rule"] = c.greedy->rewrites_by_rule;
+  } else {
+    j["extractor"] = c.extractor;
+    j["extract_dag_cost"] = r.extract_dag_cost;
+    if (c.extractor == "ilp") j["extract_proved_optimal"] = r.extract_proved_optimal;
+  }
+  j["cost_model"] = c.cost == "roofline" ? "roofline (estimated compiled us on " + c.device + ")" : "nodes";
+  j["cost_in"] = r.cost_in;
+  j["cost_out"] = r.cost_out;
+  j["peak_bytes_in"] = nullptr;  // the liveness estimator comes with chunking
+  j["peak_bytes_out"] = nullptr;
+  if (!c.greedy)
+    j["egraph"] = {{"nodes", r.egraph_nodes},
+                   {"classes", r.egraph_classes},
+                   {"iterations", r.iterations},
+                   {"stop_reason", eg::stop_reason_name(r.stop)}};
+  j["z3"] = {{"queries", r.z3_queries}, {"cache_hits", r.z3_cache_hits}, {"solver_calls", r.z3_calls}};
+  if (c.greedy)
+    j["time_ms"] = {{"load", c.load_ms}, {"rewrite", r.saturate_ms}, {"write", c.write_ms}, {"total", c.total_ms}};
+  else
+    j["time_ms"] = {{"load", c.load_ms}, {"saturate", r.saturate_ms}, {"extract", r.extract_ms},
+                    {"chunk", 0.0},      {"write", c.write_ms},       {"total", c.total_ms}};
+  if (c.verify) {
+    const interp::VerifyResult& v = *c.verify;
+    nlohmann::ordered_json o = {{"status", interp::verify_status_name(v.status)},
+                                {"max_rel_error", v.max_error},
+                                {"symbols", v.symbols},
+                                {"elements", v.elements},
+                                {"random_ops", v.random_ops ? "drawn from identical streams (by node name)" : "none"},
+                                {"seconds", v.seconds}};
+    if (!v.detail.empty()) o["detail"] = v.detail;
+    j["verify"] = std::move(o);
+  } else {
+    j["verify"] = nullptr;
+  }
+  if (!c.greedy) {
+    nlohmann::ordered_json iters = nlohmann::ordered_json::array();
+    for (const eg::Iteration& it : r.per_iteration)
+      iters.push_back({{"nodes", it.nodes}, {"classes", it.classes}, {"matches", it.matches}, {"applied", it.applied},
+                       {"search_ms", it.search_s * 1e3}, {"apply_ms", it.apply_s * 1e3}, {"rebuild_ms", it.rebuild_s * 1e3}});
+    j["iterations"] = std::move(iters);
+  }
+  return j;
+}
+
+void print_run(const Graph& input, const rules::OptimizeResult& r, const RunContext& c) {
+  std::printf("%s: %zu nodes -> %zu, layout ops %zu -> %zu, attention fused %zu\n", input.name.c_str(), r.nodes_in,
+              r.nodes_out, r.layout_ops_in, r.layout_ops_out, fused(r));
+  const std::string how = c.greedy ? "rewritten greedily" : "extracted with " + c.extractor;
+  if (c.cost == "roofline")
+    std::printf("cost (roofline, %s): %.1f us -> %.1f us estimated; %s\n", c.device.c_str(), r.cost_in, r.cost_out,
+                how.c_str());
+  else
+    std::printf("cost (nodes): %.0f -> %.0f; %s\n", r.cost_in, r.cost_out, how.c_str());
+  if (c.greedy) {
+    std::printf("greedy: %zu rewrites in %zu round%s (%s); z3: %llu questions, %llu solver calls\n", c.greedy->rewrites,
+                c.greedy->rounds, c.greedy->rounds == 1 ? "" : "s", greedy_stop(*c.greedy).c_str(),
+                static_cast<unsigned long long>(r.z3_queries), static_cast<unsigned long long>(r.z3_calls));
+    std::printf("time: load %.1f ms, rewrite %.1f ms, write %.1f ms, total %.1f ms\n", c.load_ms, r.saturate_ms,
+                c.write_ms, c.total_ms);
+  } else {
+    std::printf("e-graph: %zu nodes, %zu classes, %zu iterations, %s; z3: %llu questions, %llu solver calls\n",
+                r.egraph_nodes, r.egraph_classes, r.iterations, eg::stop_reason_name(r.stop),
+                static_cast<unsigned long long>(r.z3_queries), static_cast<unsigned long long>(r.z3_calls));
+    std::printf("time: load %.1f ms, saturate %.1f ms, extract %.1f ms, write %.1f ms, total %.1f ms\n", c.load_ms,
+                r.saturate_ms, r.extract_ms, c.write_ms, c.total_ms);
+  }
+}
+
+void print_verify(const interp::VerifyResult& v) {
+  std::string symbols;
+  for (const auto& [name, value] : v.symbols) symbols += (symbols.empty() ? "" : ", ") + name + "=" + std::to_string(value);
+  if (v.status == interp::VerifyResult::Status::Skipped)
+    std::printf("verify: skipped: %s\n", v.detail.c_str());
+  else
+    std::printf("verify: %s, max relative error %.2e (float64 reference%s%s%s), %.1f s\n",
+                interp::verify_status_name(v.status), v.max_error, symbols.empty() ? "" : " at ", symbols.c_str(),
+                v.random_ops ? "; random ops on identical streams" : "", v.seconds);
+}
+
+void fail_if_unverified(const std::string& path, const interp::VerifyResult& v) {
+  if (v.status != interp::VerifyResult::Status::Failed) return;
+  std::fprintf(stderr, "sator: verify failed for %s: %s (no output written)\n", path.c_str(), v.detail.c_str());
+  throw CLI::RuntimeError(1);
+}
+
+}  // namespace sator::cli

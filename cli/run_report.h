@@ -1,0 +1,34 @@
+// What `sator optimize` and `sator greedy` print and write as their JSON
+// report (design.md's report fields), shared so that both read alike and
+// `compare` and `batch` can put them side by side.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "interp/verify.h"
+#include "rules/greedy.h"
+#include "rules/optimizer.h"
+
+namespace sator::cli {
+
+struct RunContext {
+  std::string method;     // "saturation" or "greedy"
+  std::string extractor;  // saturation: tree, dag or ilp
+  std::string cost = "roofline", device = "h200";
+  double load_ms = 0, write_ms = 0, total_ms = 0;
+  const rules::GreedyResult* greedy = nullptr;  // greedy's own counters
+  const interp::VerifyResult* verify = nullptr;
+};
+
+nlohmann::ordered_json run_report(const Graph& input, const rules::OptimizeResult& r, const RunContext& c);
+// The human-readable lines (stdout).
+void print_run(const Graph& input, const rules::OptimizeResult& r, const RunContext& c);
+
+// --verify's line (stdout), and its failure: said on stderr, then
+// CLI::RuntimeError(1) (exit status 1: a finding about the optimizer).
+void print_verify(const interp::VerifyResult& v);
+void fail_if_unverified(const std::string& path, const interp::VerifyResult& v);
+
+}  // namespace sator::cli

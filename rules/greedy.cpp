@@ -1,0 +1,305 @@
+#include "rules/greedy.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/graph_io.h"
+#include "ir/graph_stats.h"
+#include "ir/shape_check.h"
+#include "ir/tensor_egraph.h"
+#include "rules/attention_rules.h"
+#include "rules/layout_rules.h"
+
+namespace sator::rules {
+
+namespace {
+
+using eg::Id;
+using eg::kNoId;
+
+enum class PassKind { Layout, Recompose, Attention };
+constexpr PassKind kPasses[] = {PassKind::Layout, PassKind::Recompose, PassKind::Attention};
+
+const char* pass_name(PassKind k) {
+  switch (k) {
+    case PassKind::Layout: return "layout canonicalization";
+    case PassKind::Recompose: return "recomposition";
+    case PassKind::Attention: return "attention";
+  }
+  return "?";
+}
+
+std::vector<eg::Rewrite> pass_rules(PassKind k, TensorEGraph& t, bool fuse_dropout) {
+  switch (k) {
+    case PassKind::Layout: return layout_rules(t);
+    case PassKind::Recompose: return recompose_rules(t);
+    case PassKind::Attention: return attention_rules(t, fuse_dropout);
+  }
+  return {};
+}
+
+// One sweep of one pass over a term graph held in a never-merged e-graph.
+class Sweep {
+ public:
+  Sweep(TensorEGraph& t, const std::vector<eg::Rewrite>& rules) : t_(t), g_(t.egraph), rules_(rules) {}
+
+  // Visits the source's nodes last to first; returns the rewrites made.
+  size_t run(std::map<std::string, size_t>& by_rule) {
+    size_t rewrites = 0;
+    count_users();
+    std::unordered_set<Id> visited;
+    const Graph& src = t_.source();
+    for (size_t i = src.nodes.size(); i-- > 0;) {
+      const std::string& op = src.nodes[i].op;
+      if (op == "placeholder" || op == "output" || op == "get_attr") continue;
+      const Id c = g_.find(t_.class_of(static_cast<NodeId>(i)));
+      if (!visited.insert(c).second || replaced_.count(c) || !live_.count(c)) continue;
+      if (const eg::Rewrite* fired = rewrite_at(c)) {
+        ++rewrites;
+        ++by_rule[fired->name()];
+        count_users();
+      }
+    }
+    return rewrites;
+  }
+
+  // Ends the sweep: merges each replaced class with its replacement (so the
+  // writer sees one class per value, placeholders included) and chooses in
+  // every class the node that stands for it now.
+  extract::Extraction finish() {
+    std::unordered_map<Id, Id> chosen;  // each pre-merge class that stands for itself -> its node
+    for (Id c = 0; c < g_.num_nodes(); ++c)
+      if (g_.is_canonical(c) && !replaced_.count(c)) chosen[c] = node_of(c);
+    for (const auto& [c, r] : replaced_) g_.union_classes(c, r, "greedy");
+    g_.rebuild();
+    extract::Extraction x;
+    x.choice.assign(g_.num_nodes(), kNoId);
+    x.cost.assign(g_.num_nodes(), 0.0);
+    for (const auto& [c, node] : chosen) {
+      Id& slot = x.choice[g_.find(c)];
+      if (slot == kNoId || node < slot) slot = node;
+    }
+    return x;
+  }
+
+ private:
+  // The class a class stands for now (following replacements).
+  Id resolve(Id c) const {
+    c = g_.find(c);
+    for (auto it = replaced_.find(c); it != replaced_.end(); it = replaced_.find(c)) c = g_.find(it->second);
+    return c;
+  }
+  // The node a class holds now: its original node where it has one (a
+  // builder may have merged a class or two of its own), else its first.
+  Id node_of(Id c) const {
+    c = resolve(c);
+    const auto nodes = g_.class_nodes(c);
+    for (Id n : nodes)
+      if (t_.is_original(n)) return n;
+    return nodes.front();
+  }
+  std::vector<Id> children_of(Id c) const {
+    std::vector<Id> out;
+    for (Id k : g_.children(node_of(c))) out.push_back(resolve(k));
+    return out;
+  }
+
+  // Users per class in the live term graph (distinct user nodes, as fx's
+  // node.users), and which classes are live (reached from the outputs).
+  void count_users() {
+    users_.clear();
+    live_.clear();
+    std::vector<Id> stack;
+    // The output node is a user too (once, however often it lists a value).
+    for (const auto& o : t_.outputs())
+      if (o && live_.insert(resolve(*o)).second) {
+        stack.push_back(resolve(*o));
+        ++users_[resolve(*o)];
+      }
+    while (!stack.empty()) {
+      const Id c = stack.back();
+      stack.pop_back();
+      std::unordered_set<Id> kids;
+      for (Id k : children_of(c)) kids.insert(k);
+      for (Id k : kids) {
+        ++users_[k];
+        if (live_.insert(k).second) stack.push_back(k);
+      }
+    }
+  }
+
+  // The classes a match's non-root, non-variable pattern nodes stand for,
+  // each with how many distinct users the pattern gives it; false if the
+  // term graph does not hold the pattern as matched.
+  bool intermediates(const eg::Pattern& p, Id root, std::unordered_map<Id, std::unordered_set<Id>>& parents) const {
+    const auto& nodes = p.nodes();
+    std::vector<Id> cls(nodes.size(), kNoId);
+    cls[nodes.size() - 1] = root;
+    for (size_t i = nodes.size(); i-- > 0;) {
+      const eg::PatternNode& n = nodes[i];
+      if (n.is_var || cls[i] == kNoId) continue;
+      const std::vector<Id> kids = children_of(cls[i]);
+      if (kids.size() != n.children.size()) return false;
+      for (size_t j = 0; j < kids.size(); ++j) {
+        const uint32_t pj = n.children[j];
+        if (nodes[pj].is_var) continue;
+        if (cls[pj] != kNoId && cls[pj] != kids[j]) return false;
+        cls[pj] = kids[j];
+        parents[kids[j]].insert(cls[i]);
+      }
+    }
+    return true;
+  }
+
+  bool reaches(Id from, Id target) const {
+    std::vector<Id> stack{from};
+    std::unordered_set<Id> seen;
+    while (!stack.empty()) {
+      const Id c = stack.back();
+      stack.pop_back();
+      if (c == target) return true;
+      if (!seen.insert(c).second) continue;
+      for (Id k : children_of(c)) stack.push_back(k);
+    }
+    return false;
+  }
+
+  // Tries the rules in order at class c; the first match that passes the
+  // users check and builds a replacement rewrites. Returns that rule.
+  const eg::Rewrite* rewrite_at(Id c) {
+    for (const eg::Rewrite& rule : rules_) {
+      eg::Matches m;
+      rule.search_class(g_, c, m);
+      for (size_t i = 0; i < m.size(); ++i) {
+        std::unordered_map<Id, std::unordered_set<Id>> parents;
+        if (m.roots[i] != kNoId && g_.find(m.roots[i]) != c) continue;
+        if (!intermediates(rule.searcher().front(), c, parents)) continue;
+        bool users_ok = true;
+        for (const auto& [k, ps] : parents) users_ok &= users_.count(k) && users_.at(k) == ps.size();
+        if (!users_ok) continue;
+        const Id rhs = rule.build(g_, m, i);
+        g_.rebuild();
+        if (rhs == kNoId) continue;
+        const Id r = resolve(rhs);
+        if (r == g_.find(c) || reaches(r, g_.find(c))) continue;  // no change, or a cycle
+        replaced_[g_.find(c)] = r;
+        return &rule;
+      }
+    }
+    return nullptr;
+  }
+
+  TensorEGraph& t_;
+  eg::EGraph& g_;
+  const std::vector<eg::Rewrite>& rules_;
+  std::unordered_map<Id, Id> replaced_;
+  std::unordered_map<Id, size_t> users_;
+  std::unordered_set<Id> live_;
+};
+
+// A graph's text with its nodes named by position: two rounds that leave the
+// same graph, whatever names the writer gave new nodes, read the same.
+std::string structure(const Graph& g) {
+  Graph copy = g;
+  for (size_t i = 0; i < copy.nodes.size(); ++i)
+    if (copy.nodes[i].op != "placeholder" && copy.nodes[i].op != "output") {
+      char name[32];
+      std::snprintf(name, sizeof name, "n%zu", i);
+      copy.nodes[i].name.assign(name, std::strlen(name));
+    }
+  return write_graph_text(copy);
+}
+
+double ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+std::vector<GreedyPassInfo> greedy_passes(bool fuse_dropout) {
+  std::vector<GreedyPassInfo> out;
+  for (const std::vector<RuleInfo>* infos : {&layout_rule_info(), &recompose_rule_info(), &attention_rule_info()}) {
+    GreedyPassInfo p{pass_name(kPasses[out.size()]), {}};
+    for (const RuleInfo& r : *infos)
+      if (fuse_dropout || std::string(r.name) != "attention-dropout") p.rules.push_back(r.name);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+GreedyResult greedy_optimize(const Graph& input, const GreedyOptions& options) {
+  GreedyResult gr;
+  OptimizeResult& r = gr.result;
+  const GraphStats in = compute_stats(input);
+  r.nodes_in = in.nodes;
+  r.layout_ops_in = in.layout_ops;
+  r.sdpa_in = in.sdpa_ops;
+  r.cost_in = estimate_cost(input, options.cost, options.device);
+  const bool training = is_training_graph(input);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  // Each pass reads the graph the previous one wrote (kept alive here: a
+  // TensorEGraph refers to its source).
+  std::deque<Graph> graphs;
+  const Graph* current = &input;
+  const size_t rounds = options.fixpoint ? std::max<size_t>(options.max_rounds, 1) : 1;
+  std::string before = structure(input);
+  for (size_t round = 0; round < rounds; ++round) {
+    size_t changed = 0;
+    for (PassKind k : kPasses) {
+      if (k == PassKind::Attention && training) continue;
+      TensorEGraph t(*current);
+      const std::vector<eg::Rewrite> rules = pass_rules(k, t, options.fuse_dropout);
+      Sweep sweep(t, rules);
+      const size_t n = sweep.run(gr.rewrites_by_rule);
+      r.egraph_nodes = t.egraph.total_class_nodes();
+      r.egraph_classes = t.egraph.num_classes();
+      r.z3_queries += t.prover.stats().queries;
+      r.z3_cache_hits += t.prover.stats().cache_hits;
+      r.z3_calls += t.prover.stats().z3_calls;
+      if (n == 0) continue;
+      changed += n;
+      graphs.push_back(t.write(sweep.finish()));
+      current = &graphs.back();
+    }
+    gr.rewrites += changed;
+    gr.rounds = round + 1;
+    if (changed == 0 || !options.fixpoint) break;
+    // A round can rewrite and still leave the same graph (the writer emits
+    // a view as `reshape` where its input may not be contiguous): the
+    // fixpoint is the graph, not the rewrite count.
+    std::string after = structure(*current);
+    if (after == before) break;
+    before = std::move(after);
+    gr.round_limit_hit = round + 1 == rounds;
+  }
+  r.iterations = gr.rounds;
+  r.stop = !options.fixpoint ? eg::StopReason::None
+           : gr.round_limit_hit ? eg::StopReason::IterationLimit
+                                : eg::StopReason::Saturated;
+  r.saturate_ms = ms_since(t0);
+
+  const auto tw = std::chrono::steady_clock::now();
+  r.output = *current;
+  ShapeProver check_prover(r.output.symbols);
+  const ShapeCheckReport check = check_shapes(r.output, check_prover);
+  if (!check.issues.empty())
+    throw std::logic_error("the greedy graph fails shape validation at node '" +
+                           r.output.nodes[check.issues.front().node].name + "': " + check.issues.front().message);
+  r.write_ms = ms_since(tw);
+  const GraphStats out = compute_stats(r.output);
+  r.nodes_out = out.nodes;
+  r.layout_ops_out = out.layout_ops;
+  r.sdpa_out = out.sdpa_ops;
+  r.cost_out = estimate_cost(r.output, options.cost, options.device);
+  r.extract_dag_cost = r.cost_out;
+  return gr;
+}
+
+}  // namespace sator::rules
