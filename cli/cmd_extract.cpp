@@ -32,7 +32,7 @@ void run(const Options& o) {
     s = extract::extract_tree(p);
   } else if (o.extractor == "dag") {
     extract::DagOptions d;
-    d.improve_seconds = std::min(1.0, o.time_limit);
+    d.improve_seconds = std::min(0.5, o.time_limit);
     s = extract::extract_dag(p, d);
   } else {
     extract::IlpOptions i;

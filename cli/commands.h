@@ -15,6 +15,8 @@ void add_info_command(CLI::App& app);
 void add_dot_command(CLI::App& app);
 void add_optimize_command(CLI::App& app);
 void add_greedy_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
+void add_batch_commands(CLI::App& app);  // batch and batch-merge
 void add_check_rules_command(CLI::App& app);
 void add_extract_command(CLI::App& app);
 void add_cost_command(CLI::App& app);

@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   sator::cli::add_dot_command(app);
   sator::cli::add_optimize_command(app);
   sator::cli::add_greedy_command(app);
+  sator::cli::add_compare_command(app);
+  sator::cli::add_batch_commands(app);
   sator::cli::add_check_rules_command(app);
   sator::cli::add_extract_command(app);
   sator::cli::add_cost_command(app);

@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "chunk/peak_memory.h"
+
 namespace sator::cli {
 
 namespace {
@@ -38,8 +40,9 @@ nlohmann::ordered_json run_report(const Graph& input, const rules::OptimizeResul
   j["cost_model"] = c.cost == "roofline" ? "roofline (estimated compiled us on " + c.device + ")" : "nodes";
   j["cost_in"] = r.cost_in;
   j["cost_out"] = r.cost_out;
-  j["peak_bytes_in"] = nullptr;  // the liveness estimator comes with chunking
-  j["peak_bytes_out"] = nullptr;
+  // Estimated in node order (chunk/peak_memory.h), at the symbols' hints.
+  j["peak_bytes_in"] = chunk::estimate_peak_memory(input).peak_bytes;
+  j["peak_bytes_out"] = chunk::estimate_peak_memory(r.output).peak_bytes;
   if (!c.greedy)
     j["egraph"] = {{"nodes", r.egraph_nodes},
                    {"classes", r.egraph_classes},

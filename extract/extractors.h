@@ -19,7 +19,7 @@ namespace sator::extract {
 Solution extract_tree(const Problem& p);
 
 struct DagOptions {
-  double improve_seconds = 1.0;  // local search budget (0: none)
+  double improve_seconds = 0.5;  // local search budget (0: none)
 };
 Solution extract_dag(const Problem& p, const DagOptions& options = {});
 

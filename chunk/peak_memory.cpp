@@ -1,0 +1,147 @@
+#include "chunk/peak_memory.h"
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+namespace sator::chunk {
+
+namespace {
+
+// Ops whose result is a view of their first argument's storage.
+bool is_view_op(std::string_view op) {
+  static constexpr std::array<std::string_view, 22> views = {
+      "aten.view.default",        "aten._unsafe_view.default", "aten.permute.default",   "aten.transpose.int",
+      "aten.t.default",           "aten.expand.default",       "aten.unsqueeze.default", "aten.squeeze.dim",
+      "aten.squeeze.dims",        "aten.squeeze.default",      "aten.slice.Tensor",      "aten.select.int",
+      "aten.alias.default",       "aten.detach.default",       "aten.split.Tensor",      "aten.split_with_sizes.default",
+      "aten.unbind.int",          "aten.chunk.default",        "aten.as_strided.default", "aten.narrow.default",
+      "aten.diagonal.default",    "aten.unfold.default"};
+  return std::find(views.begin(), views.end(), op) != views.end();
+}
+
+int64_t value_at_hints(const Graph& g, const SymExpr& e) {
+  const auto v = e.evaluate([&](const std::string& name) -> std::optional<int64_t> {
+    const Symbol* s = g.find_symbol(name);
+    return s ? std::optional<int64_t>(s->hint) : std::nullopt;
+  });
+  return std::max<int64_t>(v.value_or(1), 0);
+}
+
+double tensor_bytes(const Graph& g, const TensorType& t) {
+  double n = static_cast<double>(dtype_bytes(t.dtype));
+  for (const SymExpr& d : t.shape) n *= static_cast<double>(value_at_hints(g, d));
+  return n;
+}
+
+bool contiguous(const Graph& g, const TensorType& t) {
+  if (t.stride.empty()) return true;  // inferred types are contiguous
+  int64_t expected = 1;
+  for (size_t i = t.shape.size(); i-- > 0;) {
+    const int64_t size = value_at_hints(g, t.shape[i]);
+    if (size != 1 && value_at_hints(g, t.stride[i]) != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+
+}  // namespace
+
+PeakMemory estimate_peak_memory(const Graph& g) {
+  const size_t n = g.nodes.size();
+  // Storages: one per allocating tensor result (a tuple's elements each).
+  std::vector<double> storage_bytes;
+  std::vector<NodeId> storage_owner;
+  std::vector<size_t> storage_last_use;
+  std::vector<bool> storage_pinned;  // inputs and outputs: never freed
+  // What each node's result refers to: one storage per tensor (tuple: per slot).
+  std::vector<std::vector<int64_t>> refers(n);
+  auto allocate = [&](NodeId owner, double bytes) {
+    storage_bytes.push_back(bytes);
+    storage_owner.push_back(owner);
+    storage_last_use.push_back(owner);
+    storage_pinned.push_back(false);
+    return static_cast<int64_t>(storage_bytes.size() - 1);
+  };
+  auto first_arg = [&](const Node& node) -> const Value* {
+    return node.args.empty() || !node.args[0].is_node() ? nullptr : &node.args[0];
+  };
+  for (NodeId i = 0; i < n; ++i) {
+    const Node& node = g.nodes[i];
+    if (node.op == "output") continue;
+    if (node.op == "getitem") {
+      const Value* t = first_arg(node);
+      const int64_t index = node.args.size() > 1 && node.args[1].kind == Value::Kind::Int ? node.args[1].i : 0;
+      if (t && index >= 0 && static_cast<size_t>(index) < refers[t->node].size())
+        refers[i] = {refers[t->node][static_cast<size_t>(index)]};
+      else if (t && refers[t->node].size() == 1)
+        refers[i] = refers[t->node];  // a piece of a view-producing tuple op (split): the base
+      continue;
+    }
+    const Value* base = first_arg(node);
+    bool view = is_view_op(node.op) && base && !refers[base->node].empty();
+    if (node.op == "aten.reshape.default" && base) {
+      const TensorType* in = tensor_of(g, base->node);
+      view = in && contiguous(g, *in) && !refers[base->node].empty();
+    }
+    if (view) {
+      // Every element of a view-producing tuple op (split) shares the base.
+      const int64_t s = refers[base->node].front();
+      refers[i].assign(node.result == Node::Result::Tuple ? std::max<size_t>(node.outputs.size(), 1) : 1, s);
+      continue;
+    }
+    if (node.result == Node::Result::Tensor) refers[i] = {allocate(i, tensor_bytes(g, node.tensor))};
+    if (node.result == Node::Result::Tuple)
+      for (const OutputSlot& slot : node.outputs)
+        refers[i].push_back(slot.kind == OutputSlot::Kind::Tensor ? allocate(i, tensor_bytes(g, slot.tensor)) : -1);
+  }
+  PeakMemory r;
+  // Last uses; inputs and outputs pinned.
+  for (NodeId i = 0; i < n; ++i) {
+    const Node& node = g.nodes[i];
+    auto use = [&](NodeId ref) {
+      for (int64_t s : refers[ref])
+        if (s >= 0) {
+          storage_last_use[static_cast<size_t>(s)] = std::max<size_t>(storage_last_use[static_cast<size_t>(s)], i);
+          if (node.op == "output") storage_pinned[static_cast<size_t>(s)] = true;
+        }
+    };
+    for (const Value& v : node.args) v.for_each_node(use);
+    for (const auto& kv : node.kwargs) kv.second.for_each_node(use);
+    if (node.op == "placeholder")
+      for (int64_t s : refers[i])
+        if (s >= 0) storage_pinned[static_cast<size_t>(s)] = true;
+  }
+  std::vector<std::vector<size_t>> freed_after(n);
+  for (size_t s = 0; s < storage_bytes.size(); ++s) {
+    if (g.nodes[storage_owner[s]].op == "placeholder") r.input_bytes += storage_bytes[s];
+    else if (storage_pinned[s]) r.output_bytes += storage_bytes[s];
+    else freed_after[storage_last_use[s]].push_back(s);
+  }
+  std::vector<bool> live(storage_bytes.size(), false);
+  double now = 0;
+  size_t next_storage = 0;
+  r.live_after.assign(n, 0.0);
+  for (NodeId i = 0; i < n; ++i) {
+    while (next_storage < storage_owner.size() && storage_owner[next_storage] == i) {
+      live[next_storage] = true;
+      now += storage_bytes[next_storage++];
+    }
+    if (now > r.peak_bytes) {
+      r.peak_bytes = now;
+      r.peak_node = i;
+      r.at_peak.clear();
+      for (size_t s = 0; s < live.size(); ++s)
+        if (live[s]) r.at_peak.push_back({storage_owner[s], storage_bytes[s]});
+    }
+    for (size_t s : freed_after[i]) {
+      live[s] = false;
+      now -= storage_bytes[s];
+    }
+    r.live_after[i] = now;
+  }
+  std::sort(r.at_peak.begin(), r.at_peak.end(), [](const LiveTensor& a, const LiveTensor& b) { return a.bytes > b.bytes; });
+  return r;
+}
+
+}  // namespace sator::chunk

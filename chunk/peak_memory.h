@@ -1,0 +1,31 @@
+// Peak memory of a graph run in its node order: inputs and parameters are
+// held throughout, each intermediate's storage is freed after the last use
+// of any view of it, outputs are kept. Views (view, permute, expand, slice,
+// split's pieces, ...) share their base's storage; `reshape` shares it when
+// its input is contiguous and copies otherwise. Sizes at the symbols' hints.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace sator::chunk {
+
+struct LiveTensor {
+  NodeId node;   // the node whose result owns the storage
+  double bytes;
+};
+
+struct PeakMemory {
+  double peak_bytes = 0;    // the most bytes live at once
+  NodeId peak_node = 0;     // the node whose allocation reached it
+  double input_bytes = 0;   // placeholders (held throughout)
+  double output_bytes = 0;  // storages the outputs keep
+  std::vector<double> live_after;  // per node: bytes live once it ran and what it ended was freed
+  std::vector<LiveTensor> at_peak;  // the storages live at the peak, largest first
+};
+
+PeakMemory estimate_peak_memory(const Graph& g);
+
+}  // namespace sator::chunk

@@ -1,0 +1,162 @@
+// The summaries of a batch: summary.csv / .json / .md (deterministic: the
+// same graphs give the same files, however they were sharded or resumed) and
+// timings.csv (the methods' times, which vary from run to run).
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/batch.h"
+#include "ir/graph_io.h"
+
+namespace sator::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+
+namespace {
+
+const char* const kMethods[] = {"input", "greedy", "sator", "inductor"};
+const char* const kFields[] = {"layout_ops", "attention_fused", "cost", "peak_bytes"};
+
+// A number of a method's result, or nullptr when absent.
+ordered_json field(const ordered_json& r, const char* method, const char* key) {
+  if (!r.contains(method) || r[method].is_null() || !r[method].contains(key)) return nullptr;
+  return r[method][key];
+}
+
+std::string num(const ordered_json& v, int decimals) {
+  if (v.is_null()) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v.get<double>());
+  return buf;
+}
+
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+int decimals_of(const char* key) { return std::string(key) == "cost" ? 3 : 0; }
+
+// -1, 0, 1: sator better, equal, worse than greedy (lower is better), or 2 if unknown.
+int verdict(const ordered_json& r, const char* key) {
+  const ordered_json g = field(r, "greedy", key), s = field(r, "sator", key);
+  if (g.is_null() || s.is_null()) return 2;
+  const double a = s.get<double>(), b = g.get<double>();
+  const double tol = 1e-9 * std::max(1.0, std::abs(b));
+  return a < b - tol ? -1 : a > b + tol ? 1 : 0;
+}
+
+}  // namespace
+
+size_t write_summaries(const std::string& out, std::vector<ordered_json> results) {
+  std::sort(results.begin(), results.end(),
+            [](const ordered_json& a, const ordered_json& b) { return a["graph"].get<std::string>() < b["graph"].get<std::string>(); });
+  std::string csv = "graph,status";
+  for (const char* m : kMethods)
+    for (const char* f : kFields)
+      if (!(std::string(m) == "input" && std::string(f) == "attention_fused")) csv += std::string(",") + m + "_" + f;
+  csv += ",error\n";
+  std::string timings = "graph,greedy_ms,sator_ms\n";
+  ordered_json rows = ordered_json::array(), failed = ordered_json::array();
+  ordered_json totals = ordered_json::object();
+  size_t ok = 0, inductor_graphs = 0;
+  int counts[2][3] = {{0, 0, 0}, {0, 0, 0}};  // [layout, cost][better, equal, worse]
+  std::string md_rows;
+  for (const ordered_json& r : results) {
+    const std::string name = r["graph"].get<std::string>(), status = r.value("status", "failed");
+    csv += csv_escape(name) + "," + status;
+    ordered_json row = {{"graph", name}, {"status", status}};
+    for (const char* m : kMethods)
+      for (const char* f : kFields) {
+        if (std::string(m) == "input" && std::string(f) == "attention_fused") continue;
+        const ordered_json v = field(r, m, f);
+        csv.append(",").append(num(v, decimals_of(f)));  // (append: GCC 12 warns falsely on "," + string)
+        row[std::string(m) + "_" + f] = v;
+      }
+    const std::string error = r.value("error", "");
+    csv.append(",").append(csv_escape(error)).append("\n");
+    if (status != "ok") {
+      row["error"] = error;
+      failed.push_back({{"graph", name}, {"error", error}});
+      rows.push_back(std::move(row));
+      md_rows += "| " + name + " | failed: " + error + " |||||||||\n";
+      continue;
+    }
+    ++ok;
+    const bool has_inductor = !r["inductor"].is_null();
+    inductor_graphs += has_inductor;
+    for (const char* m : kMethods)
+      for (const char* f : kFields) {
+        const ordered_json v = field(r, m, f);
+        if (!v.is_null()) totals[std::string(m) + "_" + f] = totals.value(std::string(m) + "_" + f, 0.0) + v.get<double>();
+      }
+    const int lv = verdict(r, "layout_ops"), cv = verdict(r, "cost");
+    if (lv != 2) ++counts[0][lv + 1];
+    if (cv != 2) ++counts[1][cv + 1];
+    timings += name + "," + num(field(r, "greedy", "time_ms"), 3) + "," + num(field(r, "sator", "time_ms"), 3) + "\n";
+    rows.push_back(std::move(row));
+    auto cell = [&](const char* m, const char* f, int d) {
+      const ordered_json v = field(r, m, f);
+      return v.is_null() ? std::string("–") : num(v, d);
+    };
+    md_rows += "| " + name + " | " + cell("input", "layout_ops", 0) + " | " + cell("greedy", "layout_ops", 0) + " | **" +
+               cell("sator", "layout_ops", 0) + "** | " + cell("inductor", "layout_ops", 0) + " | " +
+               cell("greedy", "attention_fused", 0) + " / **" + cell("sator", "attention_fused", 0) + "** / " +
+               cell("inductor", "attention_fused", 0) + " | " + cell("input", "cost", 1) + " | " + cell("greedy", "cost", 1) +
+               " | **" + cell("sator", "cost", 1) + "** | " + cell("inductor", "cost", 1) + " | " +
+               (lv == -1 ? "fewer layout ops" : lv == 1 ? "MORE layout ops" : "same layout ops") + ", " +
+               (cv == -1 ? "cheaper" : cv == 1 ? "COSTLIER" : "same cost") + " |\n";
+  }
+  const char* names[] = {"better", "equal", "worse"};
+  ordered_json versus;
+  for (int k = 0; k < 2; ++k)
+    for (int v = 0; v < 3; ++v) versus[k == 0 ? "layout_ops" : "cost"][names[v]] = counts[k][v];
+  ordered_json summary = {{"graphs", results.size()},
+                          {"ok", ok},
+                          {"failed_count", results.size() - ok},
+                          {"with_inductor", inductor_graphs},
+                          {"sator_vs_greedy", versus},
+                          {"totals", totals},
+                          {"failed", failed},
+                          {"rows", rows}};
+  const fs::path dir(out);
+  write_file_atomic((dir / "summary.json").string(), summary.dump(2) + "\n");
+  write_file_atomic((dir / "summary.csv").string(), csv);
+  write_file_atomic((dir / "timings.csv").string(), timings);
+
+  std::string md = "# Batch summary\n\n";
+  md += std::to_string(results.size()) + " graphs: " + std::to_string(ok) + " ok, " + std::to_string(results.size() - ok) +
+        " failed. Equality saturation (sator) against greedy rewriting with the same rules: layout ops fewer on " +
+        std::to_string(counts[0][0]) + ", equal on " + std::to_string(counts[0][1]) + ", more on " +
+        std::to_string(counts[0][2]) + "; estimated cost lower on " + std::to_string(counts[1][0]) + ", equal on " +
+        std::to_string(counts[1][1]) + ", higher on " + std::to_string(counts[1][2]) + ".\n\n";
+  md += "| graph | layout ops in | greedy | sator | Inductor | attention fused (greedy / sator / Inductor) | est. cost in | "
+        "greedy | sator | Inductor | sator vs greedy |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+  md += md_rows;
+  auto total = [&](const char* m, const char* f, int d) {
+    const std::string key = std::string(m) + "_" + f;
+    return totals.contains(key) ? num(totals[key], d) : std::string("–");
+  };
+  md += "| **total** | " + total("input", "layout_ops", 0) + " | " + total("greedy", "layout_ops", 0) + " | **" +
+        total("sator", "layout_ops", 0) + "** | " + total("inductor", "layout_ops", 0) + " (" +
+        std::to_string(inductor_graphs) + " graphs) | " + total("greedy", "attention_fused", 0) + " / **" +
+        total("sator", "attention_fused", 0) + "** / " + total("inductor", "attention_fused", 0) + " | " +
+        total("input", "cost", 1) + " | " + total("greedy", "cost", 1) + " | **" + total("sator", "cost", 1) + "** | " +
+        total("inductor", "cost", 1) + " | |\n\n";
+  md += "Cost: the roofline model's estimated compiled time in µs (or node count with `--cost nodes`); Inductor's "
+        "column is its graph after its joint-graph passes where the corpus holds it. Per-graph details: "
+        "`graphs/NAME.json`; times of each method: `timings.csv`.\n\n";
+  md += "## Charts\n\nMade by `scripts/plot` from this folder:\n\n"
+        "![layout ops](charts/layout_ops.svg)\n\n![estimated cost](charts/cost.svg)\n\n"
+        "![optimize time](charts/time.svg)\n";
+  write_file_atomic((dir / "summary.md").string(), md);
+  return results.size() - ok;
+}
+
+}  // namespace sator::cli

@@ -1,0 +1,84 @@
+// `sator batch DIR|MANIFEST --out DIR [--jobs N] [--shard I/N] [--resume]`
+// and `sator batch-merge DIR... --out DIR` (docs/batch.md).
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/batch.h"
+#include "cli/commands.h"
+#include "ir/graph_io.h"
+
+namespace sator::cli {
+
+namespace {
+
+struct BatchCliOptions {
+  BatchOptions batch;
+  std::string shard = "1/1";
+};
+
+struct MergeCliOptions {
+  std::vector<std::string> dirs;
+  std::string out;
+};
+
+void parse_shard(const std::string& text, BatchOptions& o) {
+  const size_t slash = text.find('/');
+  size_t i = 0, n = 0;
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("no slash");
+    size_t used = 0;
+    i = std::stoul(text.substr(0, slash), &used);
+    if (used != slash) throw std::invalid_argument("index");
+    n = std::stoul(text.substr(slash + 1), &used);
+    if (used != text.size() - slash - 1) throw std::invalid_argument("count");
+  } catch (const std::exception&) {
+    throw GraphError("", "", "--shard takes I/N, e.g. 2/8 (got '" + text + "')");
+  }
+  if (n == 0 || i == 0 || i > n) throw GraphError("", "", "--shard I/N needs 1 <= I <= N (got '" + text + "')");
+  o.shard_index = i;
+  o.shard_count = n;
+}
+
+void check_compare_options(const CompareOptions& c) {
+  if (c.cost != "nodes" && c.cost != "roofline") throw GraphError("", "", "unknown --cost " + c.cost + " (nodes or roofline)");
+  if (c.device != "h200") throw GraphError("", "", "unknown --device " + c.device + " (known: h200)");
+  if (c.extractor != "tree" && c.extractor != "dag" && c.extractor != "ilp")
+    throw GraphError("", "", "unknown --extractor " + c.extractor + " (tree, dag or ilp)");
+}
+
+}  // namespace
+
+void add_batch_commands(CLI::App& app) {
+  static BatchCliOptions opt;
+  CLI::App* cmd = app.add_subcommand("batch", "compare greedy and equality saturation on many graphs, in parallel");
+  cmd->add_option("source", opt.batch.source, "a folder of graphs (*.json) or a manifest")->required();
+  cmd->add_option("--out", opt.batch.out, "output folder: graphs/NAME.json per graph, summary.csv/.json/.md")->required();
+  cmd->add_option("--jobs", opt.batch.jobs, "threads (default: every core)");
+  cmd->add_option("--shard", opt.shard, "take shard I of N (1-based), e.g. 3/8 (default 1/1)");
+  cmd->add_flag("--resume", opt.batch.resume, "skip graphs whose result is already in --out (failed ones run again)");
+  cmd->add_option("--cost", opt.batch.compare.cost, "roofline (default) or nodes");
+  cmd->add_option("--device", opt.batch.compare.device, "cost-model device (h200)");
+  cmd->add_option("--extractor", opt.batch.compare.extractor, "saturation's extractor: tree, dag (default) or ilp");
+  cmd->add_flag("--greedy-fixpoint", opt.batch.compare.greedy_fixpoint, "let greedy repeat its passes to a fixpoint");
+  cmd->add_option("--repeat", opt.batch.compare.repeat, "time each method as the median of this many runs (default 3)");
+  cmd->callback([] {
+    parse_shard(opt.shard, opt.batch);
+    check_compare_options(opt.batch.compare);
+    const int status = run_batch(opt.batch);
+    if (status != 0) throw CLI::RuntimeError(status);
+  });
+
+  static MergeCliOptions merge;
+  CLI::App* m = app.add_subcommand("batch-merge", "combine the outputs of several batch runs (shards) into one summary");
+  m->add_option("dirs", merge.dirs, "batch output folders")->required();
+  m->add_option("--out", merge.out, "the merged output folder")->required();
+  m->callback([] {
+    const int status = merge_batches(merge.dirs, merge.out);
+    if (status != 0) throw CLI::RuntimeError(status);
+  });
+}
+
+}  // namespace sator::cli

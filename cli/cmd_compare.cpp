@@ -1,0 +1,50 @@
+// `sator compare GRAPH.json [--report R.json]`: greedy rewriting and
+// equality saturation on the same graph, side by side, with Inductor's own
+// result as a third column where `inductor/NAME.json` sits beside the graph's
+// folder (the corpus layout) or `--inductor` names it.
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/comparison.h"
+#include "ir/graph_io.h"
+
+namespace sator::cli {
+
+namespace {
+
+struct CompareCliOptions {
+  std::string path, report;
+  CompareOptions opts;
+};
+
+void run_compare(const CompareCliOptions& o) {
+  if (o.opts.cost != "nodes" && o.opts.cost != "roofline")
+    throw GraphError(o.path, "", "unknown --cost " + o.opts.cost + " (nodes or roofline)");
+  if (o.opts.device != "h200") throw GraphError(o.path, "", "unknown --device " + o.opts.device + " (known: h200)");
+  if (o.opts.extractor != "tree" && o.opts.extractor != "dag" && o.opts.extractor != "ilp")
+    throw GraphError(o.path, "", "unknown --extractor " + o.opts.extractor + " (tree, dag or ilp)");
+  const nlohmann::ordered_json c = compare_graph(o.path, o.opts);
+  if (!o.report.empty()) write_file_atomic(o.report, c.dump(2) + "\n");
+  std::fputs(comparison_table(c).c_str(), stdout);
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app) {
+  static CompareCliOptions opt;
+  CLI::App* cmd = app.add_subcommand("compare", "greedy rewriting vs equality saturation (and Inductor) on one graph");
+  cmd->add_option("graph", opt.path, "a sator.graph JSON file")->required();
+  cmd->add_option("--report", opt.report, "write the comparison as JSON here");
+  cmd->add_option("--cost", opt.opts.cost, "roofline (default) or nodes");
+  cmd->add_option("--device", opt.opts.device, "cost-model device (h200)");
+  cmd->add_option("--extractor", opt.opts.extractor, "saturation's extractor: tree, dag (default) or ilp");
+  cmd->add_flag("--greedy-fixpoint", opt.opts.greedy_fixpoint, "let greedy repeat its passes to a fixpoint");
+  cmd->add_option("--repeat", opt.opts.repeat, "time each method as the median of this many runs (default 3)");
+  cmd->add_option("--inductor", opt.opts.inductor, "Inductor's graph (default: ../inductor/NAME.json beside the graph)");
+  cmd->callback([] { run_compare(opt); });
+}
+
+}  // namespace sator::cli
