@@ -57,8 +57,21 @@ NodeId attention(Draw& d, size_t rank, bool dropout) {
   const int mask_kind = static_cast<int>(d.integer(0, 3));  // none, [L,S] input, batch+[L,S] input, iota
   const SymExpr L = d.size(), E = d.size(), Ev = d.size();
   const SymExpr S = mask_kind == 3 && d.coin() ? L : d.size();
-  const NodeId q = d.b.input(cat(batch, {L, E})), k = d.b.input(cat(batch, {S, E})), v = d.b.input(cat(batch, {S, Ev}));
-  const NodeId qk = d.b.op("aten.matmul.default", {B::ref(q), B::ref(transposed(d, k, rank))});
+  const NodeId q = d.b.input(cat(batch, {L, E})), v = d.b.input(cat(batch, {S, Ev}));
+  NodeId kt;
+  if (rank == 4 && d.integer(0, 2) == 2) {
+    // kᵀ as one permute of some x (k = permute(x, A) composed with the
+    // transpose, as a greedy rewriter leaves it): x holds k's dims permuted.
+    const std::vector<SymExpr> k_shape = cat(batch, {S, E});
+    const std::vector<int64_t> a = d.permutation(4);
+    std::vector<SymExpr> x_shape(4);
+    for (size_t i = 0; i < 4; ++i) x_shape[static_cast<size_t>(a[i])] = k_shape[i];
+    const NodeId x = d.b.input(x_shape);
+    kt = d.b.op("aten.permute.default", {B::ref(x), B::ints({a[0], a[1], a[3], a[2]})});
+  } else {
+    kt = transposed(d, d.b.input(cat(batch, {S, E})), rank);
+  }
+  const NodeId qk = d.b.op("aten.matmul.default", {B::ref(q), B::ref(kt)});
   // The scale: a number, a 0-d constant tensor, or a 0-d tensor computed at run time.
   const char* scale_op = d.coin() ? "aten.mul.Tensor" : "aten.div.Tensor";
   Value scale = Value::of_float(d.number());

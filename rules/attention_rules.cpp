@@ -260,8 +260,10 @@ std::vector<eg::Rewrite> recompose_rules(TensorEGraph& t) {
 // The attention rule's builder: `matmul(p, v)` where class `sm_class` holds
 // `_softmax(scores, -1)` and p is that softmax (or its dropout, dropout_p > 0).
 Id fuse_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id sm_class, Id scores, Id v, double dropout_p) {
-  const auto *ss = b->shape(scores), *sv = b->shape(v);
-  if (!ss || !sv || ss->size() != 4 || sv->size() != 4) return kNoId;
+  const auto *ss = b->shape(scores), *sv_found = b->shape(v);
+  if (!ss || !sv_found || ss->size() != 4 || sv_found->size() != 4) return kNoId;
+  // Copied: the nodes added below may move the analysis' storage.
+  const std::vector<SymExpr> sv = *sv_found;
   // Softmax over the last dimension, no upcast.
   bool last_dim = false;
   for (Id sm : b->nodes(g, sm_class, "aten._softmax.default")) {
@@ -311,8 +313,9 @@ Id fuse_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id sm_class,
   for (const Form& f : forms) {
     for (Id mm : b->nodes(g, f.scores, "aten.matmul.default")) {
       const Id q = b->child(g, mm, 0), kt = b->child(g, mm, 1);
-      const auto* sq = b->shape(q);
-      if (!sq || sq->size() != 4 || b->dtype(g, q) != qdt || b->dtype(g, v) != qdt) continue;
+      const auto* sq_found = b->shape(q);
+      if (!sq_found || sq_found->size() != 4 || b->dtype(g, q) != qdt || b->dtype(g, v) != qdt) continue;
+      const std::vector<SymExpr> sq = *sq_found;
       for (const char* tr : {"aten.permute.default", "aten.transpose.int"}) {
         for (Id p : b->nodes(g, kt, tr)) {
           const NodeAttrs& pa = b->attrs(g, p);
@@ -322,12 +325,26 @@ Id fuse_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id sm_class,
             auto d = int_list(Value::of_list({pa.args[1], pa.args[2]}), 4);
             swap = (d[0] == 2 && d[1] == 3) || (d[0] == 3 && d[1] == 2);
           }
-          if (!swap) continue;
-          const Id k = b->child(g, p, 0);
+          // Any other permute of a 4-D x is kᵀ for k = permute(x, A), A its
+          // dims with the last two swapped (the form a greedy composition of
+          // k's own permute with the transpose leaves).
+          std::vector<int64_t> k_dims;
+          if (!swap && tr[5] == 'p' && pa.args.size() == 2) {
+            const std::vector<int64_t> d = int_list(pa.args[1], 4);
+            if (d.size() == 4) k_dims = {d[0], d[1], d[3], d[2]};
+          }
+          if (!swap && k_dims.empty()) continue;
+          Id k = b->child(g, p, 0);
+          if (!k_dims.empty()) {
+            NodeAttrs ka;
+            ka.args = {Value::of_node(0), Value::of_list({Value::of_int(k_dims[0]), Value::of_int(k_dims[1]),
+                                                          Value::of_int(k_dims[2]), Value::of_int(k_dims[3])})};
+            k = b->add(g, "aten.permute.default", ka, {k});
+          }
           const auto* sk = b->shape(k);
           if (!sk || !b->same_dims(std::vector<SymExpr>(sk->begin(), sk->begin() + 2),
-                                   std::vector<SymExpr>(sq->begin(), sq->begin() + 2)) ||
-              !b->same_dims(std::vector<SymExpr>(sv->begin(), sv->begin() + 3),
+                                   std::vector<SymExpr>(sq.begin(), sq.begin() + 2)) ||
+              !b->same_dims(std::vector<SymExpr>(sv.begin(), sv.begin() + 3),
                             std::vector<SymExpr>(sk->begin(), sk->begin() + 3)))
             continue;
           // An additive mask of q's dtype (SDPA's boolean masks mean something else).
@@ -336,7 +353,7 @@ Id fuse_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id sm_class,
           // faster path); any other additive mask is passed as it is.
           const auto* sm = f.mask == kNoId ? nullptr : b->shape(f.mask);
           const bool causal = sm && sm->size() >= 2 &&
-                              b->equal((*sm)[sm->size() - 2], (*sq)[2]) &&
+                              b->equal((*sm)[sm->size() - 2], sq[2]) &&
                               b->equal((*sm)[sm->size() - 1], (*sk)[2]) &&
                               is_causal_mask(b->t, f.mask);
           const bool pass_mask = f.mask != kNoId && !causal;

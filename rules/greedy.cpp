@@ -6,6 +6,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -44,51 +45,120 @@ std::vector<eg::Rewrite> pass_rules(PassKind k, TensorEGraph& t, bool fuse_dropo
   return {};
 }
 
-// One sweep of one pass over a term graph held in a never-merged e-graph.
-class Sweep {
+// The graph as a term graph held in a never-merged e-graph: each class
+// stands for one value, a rewrite replaces a class by another. Sweeps of
+// successive passes run on it in turn.
+class TermGraph {
  public:
-  Sweep(TensorEGraph& t, const std::vector<eg::Rewrite>& rules) : t_(t), g_(t.egraph), rules_(rules) {}
+  explicit TermGraph(TensorEGraph& t) : t_(t), g_(t.egraph) {
+    // Sweep order follows the graph's order (FX's): an original node's
+    // position is its index; a rewrite's new nodes go just before the node
+    // they replace, as replace_by_example inserts them.
+    const Graph& src = t.source();
+    for (size_t i = src.nodes.size(); i-- > 0;)
+      if (src.nodes[i].op != "output") key_[g_.find(t.class_of(static_cast<NodeId>(i)))] = {static_cast<int64_t>(i), kOriginal};
+  }
 
-  // Visits the source's nodes last to first; returns the rewrites made.
-  size_t run(std::map<std::string, size_t>& by_rule) {
+  // One pass: visits the live nodes last to first (by the order above);
+  // returns the rewrites made.
+  size_t sweep(const std::vector<eg::Rewrite>& rules, std::map<std::string, size_t>& by_rule) {
     size_t rewrites = 0;
     count_users();
-    std::unordered_set<Id> visited;
-    const Graph& src = t_.source();
-    for (size_t i = src.nodes.size(); i-- > 0;) {
-      const std::string& op = src.nodes[i].op;
-      if (op == "placeholder" || op == "output" || op == "get_attr") continue;
-      const Id c = g_.find(t_.class_of(static_cast<NodeId>(i)));
-      if (!visited.insert(c).second || replaced_.count(c) || !live_.count(c)) continue;
-      if (const eg::Rewrite* fired = rewrite_at(c)) {
+    const std::vector<Id> order = topological_order();
+    for (size_t i = order.size(); i-- > 0;) {
+      const Id c = order[i];
+      const std::string& op = t_.lang.op_name(g_.op(node_of(c)));
+      if (op == "placeholder" || op == "get_attr" || replaced_.count(c) || !live_.count(c)) continue;
+      const Id before = static_cast<Id>(g_.num_nodes());
+      if (const eg::Rewrite* fired = rewrite_at(c, rules)) {
         ++rewrites;
         ++by_rule[fired->name()];
+        for (Id n = before; n < g_.num_nodes(); ++n)
+          if (!key_.count(g_.find(n))) key_[g_.find(n)] = {key_.at(c).first, next_seq_++};
         count_users();
       }
     }
+    compact();
     return rewrites;
   }
 
-  // Ends the sweep: merges each replaced class with its replacement (so the
-  // writer sees one class per value, placeholders included) and chooses in
-  // every class the node that stands for it now.
-  extract::Extraction finish() {
-    std::unordered_map<Id, Id> chosen;  // each pre-merge class that stands for itself -> its node
-    for (Id c = 0; c < g_.num_nodes(); ++c)
-      if (g_.is_canonical(c) && !replaced_.count(c)) chosen[c] = node_of(c);
-    for (const auto& [c, r] : replaced_) g_.union_classes(c, r, "greedy");
-    g_.rebuild();
+  // The chosen node of every class, for writing the graph back (after a
+  // sweep, each class holds exactly the node that stands for it).
+  extract::Extraction finish() const {
     extract::Extraction x;
     x.choice.assign(g_.num_nodes(), kNoId);
     x.cost.assign(g_.num_nodes(), 0.0);
-    for (const auto& [c, node] : chosen) {
-      Id& slot = x.choice[g_.find(c)];
-      if (slot == kNoId || node < slot) slot = node;
-    }
+    for (Id c = 0; c < g_.num_nodes(); ++c)
+      if (g_.is_canonical(c)) x.choice[c] = node_of(c);
     return x;
   }
 
  private:
+  static constexpr int64_t kOriginal = INT64_MAX;
+
+  // The live classes in a topological order (Kahn's), ties broken by key.
+  std::vector<Id> topological_order() const {
+    std::unordered_map<Id, size_t> pending;  // live children not yet placed
+    std::unordered_map<Id, std::vector<Id>> parents;
+    for (Id c : live_) {
+      std::unordered_set<Id> kids;
+      for (Id k : children_of(c)) kids.insert(k);
+      pending[c] = kids.size();
+      for (Id k : kids) parents[k].push_back(c);
+    }
+    auto later = [&](Id a, Id b) { return key_of(a) > key_of(b); };
+    std::priority_queue<Id, std::vector<Id>, decltype(later)> ready(later);
+    for (const auto& [c, n] : pending)
+      if (n == 0) ready.push(c);
+    std::vector<Id> order;
+    while (!ready.empty()) {
+      const Id c = ready.top();
+      ready.pop();
+      order.push_back(c);
+      for (Id p : parents[c])
+        if (--pending[p] == 0) ready.push(p);
+    }
+    return order;
+  }
+  std::pair<int64_t, int64_t> key_of(Id c) const {
+    auto it = key_.find(c);
+    return it == key_.end() ? std::pair<int64_t, int64_t>{INT64_MAX, static_cast<int64_t>(c)} : it->second;
+  }
+
+  // Ends a sweep: merges each replaced class with its replacement and keeps
+  // in every class only the node that stands for it now, so the e-graph is
+  // the current term graph again: the next pass's patterns see what a
+  // destructive rewriter's graph would hold, and nothing it has replaced.
+  void compact() {
+    if (replaced_.empty()) return;
+    std::unordered_map<Id, Id> standing;  // classes not replaced -> their node
+    std::unordered_map<Id, std::pair<int64_t, int64_t>> keys;
+    for (Id c = 0; c < g_.num_nodes(); ++c)
+      if (g_.is_canonical(c) && !replaced_.count(c)) {
+        standing[c] = node_of(c);
+        keys[c] = key_of(c);
+      }
+    for (const auto& [c, r] : replaced_) g_.union_classes(c, r, "greedy");
+    g_.rebuild();
+    replaced_.clear();
+    std::unordered_map<Id, Id> keep;  // merged class -> its one node
+    std::unordered_map<Id, std::pair<int64_t, int64_t>> merged_keys;
+    for (const auto& [c, node] : standing) {
+      const Id m = g_.find(c);
+      auto it = keep.find(m);
+      if (it == keep.end() || keys[c] < merged_keys[m]) {
+        keep[m] = node;
+        merged_keys[m] = keys[c];
+      }
+    }
+    key_.clear();
+    for (const auto& [m, node] : keep) {
+      const Id n = node;
+      g_.retain_class_nodes(m, [&](Id x) { return x == n; });
+      key_[m] = merged_keys[m];
+    }
+  }
+
   // The class a class stands for now (following replacements).
   Id resolve(Id c) const {
     c = g_.find(c);
@@ -172,8 +242,8 @@ class Sweep {
 
   // Tries the rules in order at class c; the first match that passes the
   // users check and builds a replacement rewrites. Returns that rule.
-  const eg::Rewrite* rewrite_at(Id c) {
-    for (const eg::Rewrite& rule : rules_) {
+  const eg::Rewrite* rewrite_at(Id c, const std::vector<eg::Rewrite>& rules) {
+    for (const eg::Rewrite& rule : rules) {
       eg::Matches m;
       rule.search_class(g_, c, m);
       for (size_t i = 0; i < m.size(); ++i) {
@@ -197,8 +267,9 @@ class Sweep {
 
   TensorEGraph& t_;
   eg::EGraph& g_;
-  const std::vector<eg::Rewrite>& rules_;
   std::unordered_map<Id, Id> replaced_;
+  std::unordered_map<Id, std::pair<int64_t, int64_t>> key_;  // sweep order: (position, creation)
+  int64_t next_seq_ = 0;
   std::unordered_map<Id, size_t> users_;
   std::unordered_set<Id> live_;
 };
@@ -251,21 +322,23 @@ GreedyResult greedy_optimize(const Graph& input, const GreedyOptions& options) {
   const size_t rounds = options.fixpoint ? std::max<size_t>(options.max_rounds, 1) : 1;
   std::string before = structure(input);
   for (size_t round = 0; round < rounds; ++round) {
+    // One e-graph per round: all passes rewrite the same term graph, as
+    // Inductor's passes rewrite one FX graph.
+    TensorEGraph t(*current);
+    TermGraph term(t);
     size_t changed = 0;
     for (PassKind k : kPasses) {
       if (k == PassKind::Attention && training) continue;
-      TensorEGraph t(*current);
       const std::vector<eg::Rewrite> rules = pass_rules(k, t, options.fuse_dropout);
-      Sweep sweep(t, rules);
-      const size_t n = sweep.run(gr.rewrites_by_rule);
-      r.egraph_nodes = t.egraph.total_class_nodes();
-      r.egraph_classes = t.egraph.num_classes();
-      r.z3_queries += t.prover.stats().queries;
-      r.z3_cache_hits += t.prover.stats().cache_hits;
-      r.z3_calls += t.prover.stats().z3_calls;
-      if (n == 0) continue;
-      changed += n;
-      graphs.push_back(t.write(sweep.finish()));
+      changed += term.sweep(rules, gr.rewrites_by_rule);
+    }
+    r.egraph_nodes = t.egraph.total_class_nodes();
+    r.egraph_classes = t.egraph.num_classes();
+    r.z3_queries += t.prover.stats().queries;
+    r.z3_cache_hits += t.prover.stats().cache_hits;
+    r.z3_calls += t.prover.stats().z3_calls;
+    if (changed > 0) {
+      graphs.push_back(t.write(term.finish()));
       current = &graphs.back();
     }
     gr.rewrites += changed;
