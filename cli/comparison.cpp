@@ -80,7 +80,9 @@ double median_ms(size_t repeat, Run run) {
 
 std::string inductor_path_for(const std::string& path) {
   const fs::path p(path);
-  return (p.parent_path().parent_path() / "inductor" / p.filename()).string();
+  const fs::path beside = p.parent_path() / "inductor" / p.filename();  // DIR/inductor/NAME.json
+  if (fs::exists(beside)) return beside.string();
+  return (p.parent_path().parent_path() / "inductor" / p.filename()).string();  // the corpus layout
 }
 
 nlohmann::ordered_json compare_graph(const std::string& path, const CompareOptions& o) {

@@ -14,7 +14,7 @@ struct CompareOptions {
   std::string extractor = "dag";  // saturation's extractor
   bool greedy_fixpoint = false;
   size_t repeat = 3;     // each method's time is the median of this many runs (after a process-wide warm-up)
-  std::string inductor;  // Inductor's graph; empty: inductor/NAME.json beside the graph's folder, if there
+  std::string inductor;  // Inductor's graph; empty: found by inductor_path_for, if there
 };
 
 // The comparison as JSON (schema in docs/batch.md): the input's numbers and
@@ -26,8 +26,8 @@ nlohmann::ordered_json compare_graph(const std::string& path, const CompareOptio
 // The side-by-side text table of one comparison.
 std::string comparison_table(const nlohmann::ordered_json& c);
 
-// Where Inductor's graph for `path` would be: DIR/../inductor/NAME.json for
-// DIR/NAME.json (the corpus layout).
+// Where Inductor's graph for DIR/NAME.json would be: DIR/inductor/NAME.json
+// if that exists, else DIR/../inductor/NAME.json (the corpus layout).
 std::string inductor_path_for(const std::string& path);
 
 }  // namespace sator::cli
