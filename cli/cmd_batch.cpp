@@ -8,6 +8,7 @@
 
 #include "cli/batch.h"
 #include "cli/commands.h"
+#include "cli/run_report.h"
 #include "ir/graph_io.h"
 
 namespace sator::cli {
@@ -43,10 +44,7 @@ void parse_shard(const std::string& text, BatchOptions& o) {
 }
 
 void check_compare_options(const CompareOptions& c) {
-  if (c.cost != "nodes" && c.cost != "roofline") throw GraphError("", "", "unknown --cost " + c.cost + " (nodes or roofline)");
-  if (c.device != "h200") throw GraphError("", "", "unknown --device " + c.device + " (known: h200)");
-  if (c.extractor != "tree" && c.extractor != "dag" && c.extractor != "ilp")
-    throw GraphError("", "", "unknown --extractor " + c.extractor + " (tree, dag or ilp)");
+  check_model_options("", c.cost, c.device, c.extractor);
 }
 
 }  // namespace

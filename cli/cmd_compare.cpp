@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/comparison.h"
+#include "cli/run_report.h"
 #include "ir/graph_io.h"
 
 namespace sator::cli {
@@ -21,11 +22,7 @@ struct CompareCliOptions {
 };
 
 void run_compare(const CompareCliOptions& o) {
-  if (o.opts.cost != "nodes" && o.opts.cost != "roofline")
-    throw GraphError(o.path, "", "unknown --cost " + o.opts.cost + " (nodes or roofline)");
-  if (o.opts.device != "h200") throw GraphError(o.path, "", "unknown --device " + o.opts.device + " (known: h200)");
-  if (o.opts.extractor != "tree" && o.opts.extractor != "dag" && o.opts.extractor != "ilp")
-    throw GraphError(o.path, "", "unknown --extractor " + o.opts.extractor + " (tree, dag or ilp)");
+  check_model_options(o.path, o.opts.cost, o.opts.device, o.opts.extractor);
   const nlohmann::ordered_json c = compare_graph(o.path, o.opts);
   if (!o.report.empty()) write_file_atomic(o.report, c.dump(2) + "\n");
   std::fputs(comparison_table(c).c_str(), stdout);

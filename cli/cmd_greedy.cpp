@@ -37,8 +37,7 @@ void list_passes(bool fuse_dropout) {
 void run_greedy(const GreedyCliOptions& o) {
   if (o.list_passes) return list_passes(o.fuse_dropout);
   if (o.path.empty()) throw GraphError("", "", "a graph file is required (or --list-passes)");
-  if (o.cost != "nodes" && o.cost != "roofline") throw GraphError(o.path, "", "unknown --cost " + o.cost + " (nodes or roofline)");
-  if (o.device != "h200") throw GraphError(o.path, "", "unknown --device " + o.device + " (known: h200)");
+  check_model_options(o.path, o.cost, o.device, "");
   if (o.max_rounds == 0) throw GraphError(o.path, "", "--max-rounds must be at least 1");
   const auto start = std::chrono::steady_clock::now();
   const Graph input = load_graph(o.path);

@@ -33,11 +33,8 @@ struct OptimizeCliOptions {
 // refused by name, never silently ignored.
 void refuse_unavailable(const OptimizeCliOptions& o) {
   auto refuse = [&](const std::string& what) { throw GraphError(o.path, "", what); };
-  if (o.extractor != "tree" && o.extractor != "dag" && o.extractor != "ilp")
-    refuse("unknown --extractor " + o.extractor + " (tree, dag or ilp)");
+  check_model_options(o.path, o.cost, o.device, o.extractor);
   if (!(o.ilp_time_limit > 0)) refuse("--ilp-time-limit must be a positive number of seconds");
-  if (o.cost != "nodes" && o.cost != "roofline") refuse("unknown --cost " + o.cost + " (nodes or roofline)");
-  if (o.device != "h200") refuse("unknown --device " + o.device + " (known: h200)");
   if (o.chunk != "off") refuse("--chunk " + o.chunk + " is not available yet; use off");
   if (!o.memory_budget.empty()) refuse("--memory-budget needs chunking, which is not available yet");
   if (o.iter_limit == 0) refuse("--iter-limit must be at least 1");

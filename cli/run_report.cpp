@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "chunk/peak_memory.h"
+#include "extract/roofline.h"
+#include "ir/graph_io.h"
 
 namespace sator::cli {
 
@@ -17,6 +19,14 @@ std::string greedy_stop(const rules::GreedyResult& g) {
   return g.round_limit_hit ? "round limit" : "fixpoint";
 }
 }  // namespace
+
+void check_model_options(const std::string& path, const std::string& cost, const std::string& device,
+                         const std::string& extractor) {
+  if (cost != "nodes" && cost != "roofline") throw GraphError(path, "", "unknown --cost " + cost + " (nodes or roofline)");
+  if (!extract::find_device(device)) throw GraphError(path, "", "unknown --device " + device + " (known: h200)");
+  if (!extractor.empty() && extractor != "tree" && extractor != "dag" && extractor != "ilp")
+    throw GraphError(path, "", "unknown --extractor " + extractor + " (tree, dag or ilp)");
+}
 
 nlohmann::ordered_json run_report(const Graph& input, const rules::OptimizeResult& r, const RunContext& c) {
   nlohmann::ordered_json j;

@@ -22,6 +22,11 @@ struct RunContext {
   const interp::VerifyResult* verify = nullptr;
 };
 
+// Refuses (GraphError naming `path`, exit status 2) an unknown cost model,
+// device (extract::find_device), or extractor (pass "" where there is none).
+void check_model_options(const std::string& path, const std::string& cost, const std::string& device,
+                         const std::string& extractor);
+
 nlohmann::ordered_json run_report(const Graph& input, const rules::OptimizeResult& r, const RunContext& c);
 // The human-readable lines (stdout).
 void print_run(const Graph& input, const rules::OptimizeResult& r, const RunContext& c);

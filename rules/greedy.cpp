@@ -360,17 +360,8 @@ GreedyResult greedy_optimize(const Graph& input, const GreedyOptions& options) {
 
   const auto tw = std::chrono::steady_clock::now();
   r.output = *current;
-  ShapeProver check_prover(r.output.symbols);
-  const ShapeCheckReport check = check_shapes(r.output, check_prover);
-  if (!check.issues.empty())
-    throw std::logic_error("the greedy graph fails shape validation at node '" +
-                           r.output.nodes[check.issues.front().node].name + "': " + check.issues.front().message);
+  finish_result(r, "greedy", options.cost, options.device);
   r.write_ms = ms_since(tw);
-  const GraphStats out = compute_stats(r.output);
-  r.nodes_out = out.nodes;
-  r.layout_ops_out = out.layout_ops;
-  r.sdpa_out = out.sdpa_ops;
-  r.cost_out = estimate_cost(r.output, options.cost, options.device);
   r.extract_dag_cost = r.cost_out;
   return gr;
 }

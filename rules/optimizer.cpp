@@ -43,14 +43,26 @@ bool is_training_graph(const Graph& g) {
   return false;
 }
 
+void finish_result(OptimizeResult& r, const char* what, const std::string& cost, const std::string& device) {
+  ShapeProver check_prover(r.output.symbols);
+  const ShapeCheckReport check = check_shapes(r.output, check_prover);
+  if (!check.issues.empty())
+    throw std::logic_error(std::string("the ") + what + " graph fails shape validation at node '" +
+                           r.output.nodes[check.issues.front().node].name + "': " + check.issues.front().message);
+  const GraphStats out = compute_stats(r.output);
+  r.nodes_out = out.nodes;
+  r.layout_ops_out = out.layout_ops;
+  r.sdpa_out = out.sdpa_ops;
+  r.cost_out = estimate_cost(r.output, cost, device);
+}
+
 OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
   OptimizeResult r;
   const GraphStats in = compute_stats(input);
   r.nodes_in = in.nodes;
   r.layout_ops_in = in.layout_ops;
   r.sdpa_in = in.sdpa_ops;
-  const auto cost_of = [&](const Graph& g) { return estimate_cost(g, options.cost, options.device); };
-  r.cost_in = cost_of(input);
+  r.cost_in = estimate_cost(input, options.cost, options.device);
 
   auto t0 = std::chrono::steady_clock::now();
   TensorEGraph t(input);
@@ -124,18 +136,8 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
 
   t0 = std::chrono::steady_clock::now();
   r.output = t.write(x);
-  ShapeProver check_prover(r.output.symbols);
-  const ShapeCheckReport check = check_shapes(r.output, check_prover);
-  if (!check.issues.empty())
-    throw std::logic_error("the optimized graph fails shape validation at node '" +
-                           r.output.nodes[check.issues.front().node].name + "': " + check.issues.front().message);
+  finish_result(r, "optimized", options.cost, options.device);
   r.write_ms = ms_since(t0);
-
-  const GraphStats out = compute_stats(r.output);
-  r.nodes_out = out.nodes;
-  r.layout_ops_out = out.layout_ops;
-  r.sdpa_out = out.sdpa_ops;
-  r.cost_out = cost_of(r.output);
   r.z3_queries = t.prover.stats().queries;
   r.z3_cache_hits = t.prover.stats().cache_hits;
   r.z3_calls = t.prover.stats().z3_calls;

@@ -40,6 +40,10 @@ struct OptimizeResult {
 // unknown model or device.
 double estimate_cost(const Graph& g, const std::string& cost, const std::string& device);
 
+// Validates r.output's shapes (std::logic_error naming `what` and the node
+// if they fail) and fills r's output counts and cost_out.
+void finish_result(OptimizeResult& r, const char* what, const std::string& cost, const std::string& device);
+
 // Whether a graph is a joint training graph (has tangent inputs): its
 // attention stays decomposed (issue 10 fuses forward and backward together).
 bool is_training_graph(const Graph& g);
