@@ -28,4 +28,9 @@ struct PeakMemory {
 
 PeakMemory estimate_peak_memory(const Graph& g);
 
+// What a sator.chunked node allocates while a chunk runs, beyond its results:
+// its body's peak at the largest chunk, less the body's inputs (slices of the
+// node's inputs, no new memory). At the peak it is listed under the node.
+double chunked_transient_bytes(const Graph& g, const Node& n);
+
 }  // namespace sator::chunk

@@ -20,5 +20,6 @@ void add_batch_commands(CLI::App& app);  // batch and batch-merge
 void add_check_rules_command(CLI::App& app);
 void add_extract_command(CLI::App& app);
 void add_cost_command(CLI::App& app);
+void add_chunk_command(CLI::App& app);
 
 }  // namespace sator::cli

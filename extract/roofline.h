@@ -68,6 +68,9 @@ struct OpCost {
   double seconds = 0;        // compiled: gpu + launch; views free
   double host_seconds = 0;   // eager: the host's dispatch of the op alone
   double eager_seconds = 0;  // eager, the op alone and repeated: max(host, gpu)
+  // A sator.chunked node is that many dispatch-then-run steps: the GPU starts
+  // on the first part while the host dispatches the rest.
+  int64_t pipelined_parts = 1;
 };
 
 // The cost of one op given its tensor operands (inputs in argument order,

@@ -6,7 +6,9 @@
 #endif
 #include <random>
 
+#include "interp/chunked_eval.h"
 #include "interp/op_args.h"
+#include "ir/chunked_node.h"
 #include "ir/infer_context.h"
 #include "ir/op_table.h"
 #include "ir/shape_prover.h"
@@ -148,6 +150,8 @@ std::vector<EvalValue> evaluate_graph(const Graph& g, const std::vector<Tensor64
         return out;
       } else if (n.op == "getitem" || n.op.rfind("_operator.", 0) == 0 || n.op == "aten.sym_size.int") {
         values[id] = structural(n, values, concrete);
+      } else if (n.op == kChunkedOp) {
+        values[id] = evaluate_chunked(g, n, values, concrete, symbols, options);
       } else {
         const OpInfo* op = find_op(n.op);
         if (op && op->cls == OpClass::Random && !random)

@@ -31,6 +31,10 @@ std::optional<std::string> unknown_op(const Graph& g) {
     if (op == "placeholder" || op == "get_attr" || op == "output" || op == "getitem" || op == "aten.sym_size.int" ||
         op.rfind("_operator.", 0) == 0)
       continue;
+    if (op == "sator.chunked") {
+      if (auto inner = unknown_op(n.body.at(0))) return inner;
+      continue;
+    }
     if (!find_kernel(op)) return op;
   }
   return std::nullopt;

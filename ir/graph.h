@@ -37,6 +37,8 @@ struct OutputSlot {
 };
 
 enum class Role : uint8_t { None, Primal, Tangent, Input };
+
+struct Graph;
 std::string_view role_name(Role r);
 
 struct Node {
@@ -55,6 +57,10 @@ struct Node {
   SymExpr symint;                   // Result::SymInt
   std::optional<std::string> target;  // get_attr
   std::optional<Value> value;         // get_attr: the constant (Value::none() for null)
+  // `sator.chunked` only: the subgraph run once per chunk (one element). Its
+  // `symbols` are its own (the chunk's row count); it also sees the outer
+  // graph's symbols.
+  std::vector<Graph> body;
 
   const Value* kwarg(std::string_view key) const;
   bool operator==(const Node&) const = default;

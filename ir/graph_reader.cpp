@@ -38,7 +38,16 @@ class Reader {
     const Json doc = parsed->root();
     if (!doc.is_object()) fail("the document is " + type_name(doc) + ", expected an object");
     read_header(doc);
-    const Json nodes = *doc.find("nodes");
+    read_nodes(*doc.find("nodes"));
+    return std::move(graph_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& message) const {
+    throw GraphError(file_, node_.empty() ? std::string(node_) : prefix_ + std::string(node_), message);
+  }
+
+  void read_nodes(const Json& nodes) {
     if (!nodes.is_array()) fail("\"nodes\" must be an array");
     if (nodes.size() == 0) fail("the graph has no nodes");
     // Every name first, so a reference to a later node is reported as an
@@ -48,11 +57,29 @@ class Reader {
     graph_.nodes.reserve(nodes.size());
     for (size_t i = 0; i < nodes.size(); ++i) read_node(nodes[i], i);
     check_output();
-    return std::move(graph_);
   }
 
- private:
-  [[noreturn]] void fail(const std::string& message) const { throw GraphError(file_, std::string(node_), message); }
+  // A `sator.chunked` node's subgraph: read by a reader of its own (its node
+  // names are its own), which sees the outer symbols; messages name its
+  // nodes as "outer/inner".
+  Graph read_body(const Json& b) {
+    if (!b.is_object()) fail("\"body\" is " + type_name(b) + ", expected an object");
+    check_keys(b, {"symbols", "nodes"}, "the body");
+    Reader inner(file_);
+    inner.prefix_ = prefix_ + std::string(node_) + "/";
+    inner.graph_.symbols = graph_.symbols;
+    const size_t outer = graph_.symbols.size();
+    if (auto it = b.find("symbols")) {
+      if (!it->is_array()) fail("the body's \"symbols\" must be an array");
+      for (size_t i = 0; i < it->size(); ++i) inner.read_symbol((*it)[i]);
+    }
+    auto nodes = b.find("nodes");
+    if (!nodes) fail("missing field \"nodes\" in the body");
+    inner.read_nodes(*nodes);
+    Graph body = std::move(inner.graph_);
+    body.symbols.erase(body.symbols.begin(), body.symbols.begin() + static_cast<std::ptrdiff_t>(outer));
+    return body;
+  }
 
   void check_keys(const Json& obj, std::initializer_list<std::string_view> allowed, const std::string& where) {
     for (size_t i = 0; i < obj.size(); ++i) {
@@ -283,7 +310,7 @@ class Reader {
   }
 
   struct NodeFields {
-    std::optional<Json> name, op, role, args, kwargs, outputs, symint, target, value;
+    std::optional<Json> name, op, role, args, kwargs, outputs, symint, target, value, body;
     TensorFields tensor;
     std::optional<std::string_view> unknown;  // the first member not in the format
   };
@@ -306,6 +333,7 @@ class Reader {
                                   : k == "symint" ? &f.symint
                                   : k == "target" ? &f.target
                                   : k == "value"  ? &f.value
+                                  : k == "body"   ? &f.body
                                                   : nullptr;
       if (!slot) {
         if (!f.unknown) f.unknown = k;
@@ -387,6 +415,9 @@ class Reader {
         n.value = read_value(*f.value, 0);
       }
     }
+    if (f.body.has_value() != (n.op == "sator.chunked"))
+      fail(f.body ? "\"body\" belongs to sator.chunked nodes only" : "a sator.chunked node needs a \"body\"");
+    if (f.body) n.body.push_back(read_body(*f.body));
     if (n.op == "output" && seen_output_) fail("a second output node");
     if (n.op == "output") seen_output_ = true;
     else if (seen_output_) fail("a node after the output node");
@@ -423,6 +454,7 @@ class Reader {
   std::string file_;
   // Views into the JSON document's strings, which outlive the reader's use.
   std::string_view node_;  // the node being read, for messages
+  std::string prefix_;     // "outer/" inside a sator.chunked body
   Graph graph_;
   std::unordered_map<std::string_view, NodeId> index_;
   std::unordered_set<std::string_view> all_names_;

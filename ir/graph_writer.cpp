@@ -57,6 +57,19 @@ void put_tensor(Json& j, const TensorType& t) {
   j["dtype"] = std::string(dtype_name(t.dtype));
 }
 
+Json symbols_json(const std::vector<Symbol>& symbols) {
+  Json out = Json::array();
+  for (const Symbol& s : symbols) {
+    Json j;
+    j["name"] = s.name;
+    j["hint"] = s.hint;
+    j["min"] = s.min ? Json(*s.min) : Json(nullptr);
+    j["max"] = s.max ? Json(*s.max) : Json(nullptr);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 Json node_json(const Graph& g, const Node& n) {
   Json j;
   j["name"] = n.name;
@@ -90,6 +103,12 @@ Json node_json(const Graph& g, const Node& n) {
       break;
     }
   }
+  if (!n.body.empty()) {
+    const Graph& body = n.body.front();
+    Json nodes = Json::array();
+    for (const Node& b : body.nodes) nodes.push_back(node_json(body, b));
+    j["body"] = Json{{"symbols", symbols_json(body.symbols)}, {"nodes", std::move(nodes)}};
+  }
   return j;
 }
 
@@ -102,16 +121,7 @@ std::string write_graph_text(const Graph& g) {
   head["version"] = 1;
   head["name"] = g.name;
   head["source"] = Json::parse(g.source_json);
-  Json symbols = Json::array();
-  for (const Symbol& s : g.symbols) {
-    Json j;
-    j["name"] = s.name;
-    j["hint"] = s.hint;
-    j["min"] = s.min ? Json(*s.min) : Json(nullptr);
-    j["max"] = s.max ? Json(*s.max) : Json(nullptr);
-    symbols.push_back(std::move(j));
-  }
-  head["symbols"] = std::move(symbols);
+  head["symbols"] = symbols_json(g.symbols);
   std::string out = head.dump();
   out.pop_back();  // reopen the object to append "nodes"
   out += ",\"nodes\":[\n";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/chunked_node.h"
 #include "ir/graph_io.h"
 #include "ir/infer_context.h"
 #include "ir/op_table.h"
@@ -80,6 +81,11 @@ ShapeCheckReport check_shapes(const Graph& g, ShapeProver& prover) {
   ShapeCheckReport report;
   for (NodeId id = 0; id < g.nodes.size(); ++id) {
     const Node& n = g.nodes[id];
+    if (n.op == kChunkedOp) {
+      ++report.checked;
+      if (auto m = check_chunked_node(g, id); !m.empty()) report.issues.push_back({id, m});
+      continue;
+    }
     const OpInfo* op = find_op(n.op);
     auto opaque = [&] {
       ++report.opaque;

@@ -1,0 +1,28 @@
+// Rewrites a region (region.h) into one `sator.chunked` node: its body is the
+// region's nodes with the chunked dim sized `row_symbol * per_row`, its
+// inputs are the region's, sliced or whole, and each value the rest of the
+// graph uses is a result, concatenated (Sliced) or summed (Partial).
+#pragma once
+
+#include <stdexcept>
+
+#include "chunk/region.h"
+
+namespace sator::chunk {
+
+struct ApplyError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The graph with the region chunked `chunks` ways. Nodes the region needed
+// from later in the graph move before the chunked node; what only the region
+// used is dropped. Throws ApplyError when the body does not type-check.
+Graph apply_chunking(const Graph& g, const Region& r, int64_t chunks);
+
+// Drops every node (not a placeholder or the output) whose result nobody uses.
+Graph remove_dead_nodes(const Graph& g);
+
+// The value of an expression at the symbols' hints.
+int64_t hint_value(const Graph& g, const SymExpr& e);
+
+}  // namespace sator::chunk

@@ -1,0 +1,74 @@
+// `sator chunk GRAPH.json [-o OUT.json] [--chunks auto|N] [--memory-budget B]
+// [--report R.json] [--device h200] [--verify]`: find the amplifier, chunk
+// its region into a sator.chunked node, report the plan (chunk/plan.h).
+#include <chrono>
+#include <cstdio>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/chunk_report.h"
+#include "cli/commands.h"
+#include "cli/run_report.h"
+#include "interp/verify.h"
+#include "ir/graph_io.h"
+#include "ir/shape_check.h"
+
+namespace sator::cli {
+
+namespace {
+
+struct ChunkCliOptions {
+  std::string path, out, report, chunks = "auto", budget, device = "h200";
+  bool verify = false;
+};
+
+void run_chunk(const ChunkCliOptions& o) {
+  const chunk::ChunkOptions options = read_chunk_options(o.path, o.chunks, o.budget, o.device);
+  const auto start = std::chrono::steady_clock::now();
+  const Graph input = load_graph(o.path);
+  const chunk::ChunkPlan plan = plan_or_refuse(o.path, input, options);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::optional<interp::VerifyResult> verified;
+  if (o.verify && plan.chunked) verified = interp::verify_optimized(input, plan.graph);
+  const bool failed = verified && verified->status == interp::VerifyResult::Status::Failed;
+  if (!o.out.empty() && !failed) write_graph_file(plan.graph, o.out);
+  if (!o.report.empty()) {
+    nlohmann::ordered_json j;
+    j["graph"] = input.name;
+    j["chunk"] = chunk_plan_json(plan);
+    j["time_ms"] = ms;
+    j["verify"] = verified ? nlohmann::ordered_json{{"status", interp::verify_status_name(verified->status)},
+                                                   {"max_rel_error", verified->max_error},
+                                                   {"symbols", verified->symbols},
+                                                   {"detail", verified->detail}}
+                           : nlohmann::ordered_json(nullptr);
+    write_file_atomic(o.report, j.dump(2) + "\n");
+  }
+  std::printf("%s: %zu nodes -> %zu\n", input.name.c_str(), input.nodes.size(), plan.graph.nodes.size());
+  print_chunk_plan(plan);
+  std::printf("time: %.1f ms\n", ms);
+  if (verified) {
+    print_verify(*verified);
+    fail_if_unverified(o.path, *verified);
+  }
+  if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
+}
+
+}  // namespace
+
+void add_chunk_command(CLI::App& app) {
+  static ChunkCliOptions opt;
+  CLI::App* cmd = app.add_subcommand("chunk", "split the memory-hungry region of a graph into chunks");
+  cmd->add_option("graph", opt.path, "a sator.graph JSON file")->required();
+  cmd->add_option("-o,--output", opt.out, "write the chunked graph here");
+  cmd->add_option("--report", opt.report, "write a JSON report here");
+  cmd->add_option("--chunks", opt.chunks, "auto (default: double while it saves more memory than it costs time) or N");
+  cmd->add_option("--memory-budget", opt.budget, "the fewest chunks whose estimated peak fits (bytes, or 8GiB, 6000MiB)");
+  cmd->add_option("--device", opt.device, "cost-model device (h200)");
+  cmd->add_flag("--verify", opt.verify, "compare the chunked graph with the input in the float64 reference interpreter");
+  cmd->callback([] { run_chunk(opt); });
+}
+
+}  // namespace sator::cli
