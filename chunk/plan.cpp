@@ -85,7 +85,7 @@ ChunkPlan plan_chunking(const Graph& g, const ChunkOptions& o) {
   const int64_t probe = o.chunks.value_or(8);
   std::optional<Region> best;
   double best_peak = base.peak;
-  std::string why = "no region";
+  std::string why;
   for (const Amplifier& a : amps) {
     const size_t rank = g.nodes[a.node].tensor.shape.size();
     for (size_t dim = 0; dim < rank; ++dim) {
@@ -109,7 +109,8 @@ ChunkPlan plan_chunking(const Graph& g, const ChunkOptions& o) {
     }
   }
   if (!best) {
-    plan.why_not = "no region lowers the peak (" + why + ")";
+    plan.why_not = "no region lowers the estimated peak, reached at " + plan.peak_node_before +
+                   (why.empty() ? " (outside every region found)" : " (last refusal: " + why + ")");
     return plan;
   }
   const int64_t rows_hint = std::max<int64_t>(hint_value(g, best->rows), 1);

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/chunk_report.h"
 #include "cli/commands.h"
 #include "cli/run_report.h"
 #include "interp/verify.h"
@@ -35,8 +36,7 @@ void refuse_unavailable(const OptimizeCliOptions& o) {
   auto refuse = [&](const std::string& what) { throw GraphError(o.path, "", what); };
   check_model_options(o.path, o.cost, o.device, o.extractor);
   if (!(o.ilp_time_limit > 0)) refuse("--ilp-time-limit must be a positive number of seconds");
-  if (o.chunk != "off") refuse("--chunk " + o.chunk + " is not available yet; use off");
-  if (!o.memory_budget.empty()) refuse("--memory-budget needs chunking, which is not available yet");
+  if (!o.memory_budget.empty() && o.chunk == "off") refuse("--memory-budget needs --chunk auto");
   if (o.iter_limit == 0) refuse("--iter-limit must be at least 1");
   if (o.node_limit == 0) refuse("--node-limit must be at least 1");
   if (!(o.time_limit > 0)) refuse("--time-limit must be a positive number of seconds");
@@ -44,6 +44,8 @@ void refuse_unavailable(const OptimizeCliOptions& o) {
 
 void run_optimize(const OptimizeCliOptions& o) {
   refuse_unavailable(o);
+  std::optional<chunk::ChunkOptions> chunking;
+  if (o.chunk != "off") chunking = read_chunk_options(o.path, o.chunk, o.memory_budget, o.device);
   const auto start = std::chrono::steady_clock::now();
   Graph input = load_graph(o.path);
   const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -58,6 +60,16 @@ void run_optimize(const OptimizeCliOptions& o) {
   opts.device = o.device;
   opts.ilp_time_limit_s = o.ilp_time_limit;
   rules::OptimizeResult r = rules::optimize(input, opts);
+  // Chunking runs on the extracted graph (design.md's pipeline).
+  std::optional<chunk::ChunkPlan> plan;
+  double chunk_ms = 0;
+  if (chunking) {
+    const auto tc = std::chrono::steady_clock::now();
+    plan = plan_or_refuse(o.path, r.output, *chunking);
+    r.output = plan->graph;
+    r.nodes_out = r.output.nodes.size();
+    chunk_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tc).count();
+  }
 
   // Verified before anything is written: a graph that fails is not output.
   std::optional<interp::VerifyResult> verified;
@@ -75,8 +87,14 @@ void run_optimize(const OptimizeCliOptions& o) {
   c.write_ms = r.write_ms + std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tw).count();
   c.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   c.verify = verified ? &*verified : nullptr;
-  if (!o.report.empty()) write_file_atomic(o.report, run_report(input, r, c).dump(2) + "\n");
+  c.chunk_ms = chunk_ms;
+  if (!o.report.empty()) {
+    nlohmann::ordered_json j = run_report(input, r, c);
+    j["chunk"] = plan ? chunk_plan_json(*plan) : nlohmann::ordered_json(nullptr);
+    write_file_atomic(o.report, j.dump(2) + "\n");
+  }
   print_run(input, r, c);
+  if (plan) print_chunk_plan(*plan);
   if (verified) {
     print_verify(*verified);
     fail_if_unverified(o.path, *verified);
@@ -99,8 +117,8 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--ilp-time-limit", opt.ilp_time_limit, "seconds for the ilp extractor (default 60)");
   cmd->add_option("--cost", opt.cost, "roofline (default; docs/cost-model.md) or nodes");
   cmd->add_option("--device", opt.device, "cost-model device (h200)");
-  cmd->add_option("--chunk", opt.chunk, "off (auto, N: later)");
-  cmd->add_option("--memory-budget", opt.memory_budget, "bytes (with chunking, later)");
+  cmd->add_option("--chunk", opt.chunk, "off (default), auto or N: chunk the extracted graph (sator chunk)");
+  cmd->add_option("--memory-budget", opt.memory_budget, "with --chunk auto: the fewest chunks whose estimated peak fits (bytes, or 8GiB)");
   cmd->add_flag("--verify", opt.verify, "run input and output on the same random inputs in the float64 reference interpreter "
                 "(symbols at small values) and compare; exit 1 without output if they differ");
   cmd->add_flag("--fuse-dropout", opt.fuse_dropout,

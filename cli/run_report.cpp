@@ -63,7 +63,7 @@ nlohmann::ordered_json run_report(const Graph& input, const rules::OptimizeResul
     j["time_ms"] = {{"load", c.load_ms}, {"rewrite", r.saturate_ms}, {"write", c.write_ms}, {"total", c.total_ms}};
   else
     j["time_ms"] = {{"load", c.load_ms}, {"saturate", r.saturate_ms}, {"extract", r.extract_ms},
-                    {"chunk", 0.0},      {"write", c.write_ms},       {"total", c.total_ms}};
+                    {"chunk", c.chunk_ms},      {"write", c.write_ms},       {"total", c.total_ms}};
   if (c.verify) {
     const interp::VerifyResult& v = *c.verify;
     nlohmann::ordered_json o = {{"status", interp::verify_status_name(v.status)},

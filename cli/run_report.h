@@ -17,7 +17,7 @@ struct RunContext {
   std::string method;     // "saturation" or "greedy"
   std::string extractor;  // saturation: tree, dag or ilp
   std::string cost = "roofline", device = "h200";
-  double load_ms = 0, write_ms = 0, total_ms = 0;
+  double load_ms = 0, write_ms = 0, total_ms = 0, chunk_ms = 0;
   const rules::GreedyResult* greedy = nullptr;  // greedy's own counters
   const interp::VerifyResult* verify = nullptr;
 };
