@@ -406,8 +406,21 @@ class Grower {
     const char* pb = lin ? "weight" : "mat2";
     if (name != "mm.default" && name != "bmm.default" && !lin) return std::nullopt;
     const auto sa = st(pa), sb = st(pb);
-    if (sa && sb) return std::nullopt;  // both chunked: a block diagonal at best
     const size_t ra = ctx.tensor(pa).shape.size(), rb = ctx.tensor(pb).shape.size();
+    // Which dim of each operand is contracted.
+    const size_t a_contract = ra - 1;
+    const size_t b_contract = lin ? rb - 1 : rb - 2;
+    if (sa && sb) {
+      // Both chunked alike: a contraction over the rows on both sides is a
+      // sum over the chunks (aᵀb = Σ a_cᵀ b_c); bmm's batch on both sides
+      // stays sliced. Anything else pairs rows of different chunks.
+      if (sa->kind != State::Kind::Sliced || sb->kind != State::Kind::Sliced || !eq(sa->size, sb->size)) return std::nullopt;
+      if (lin && !ctx.is_none("bias")) return std::nullopt;
+      if (static_cast<size_t>(sa->dim) == a_contract && static_cast<size_t>(sb->dim) == b_contract)
+        return State{State::Kind::Partial, 0, {}};
+      if (name == "bmm.default" && sa->dim == 0 && sb->dim == 0) return State{State::Kind::Sliced, 0, out.shape[0]};
+      return std::nullopt;
+    }
     const std::optional<State> s = sa ? sa : sb;
     const bool on_a = sa.has_value();
     if (s->kind == State::Kind::Partial) {
@@ -416,9 +429,6 @@ class Grower {
       return State{State::Kind::Partial, 0, {}};
     }
     const auto d = static_cast<size_t>(s->dim);
-    // Which dim of the other operand is contracted with which of this one.
-    const size_t a_contract = ra - 1;
-    const size_t b_contract = lin ? rb - 1 : rb - 2;
     const bool batch = name == "bmm.default" && d == 0;
     const bool contract = on_a ? d == a_contract : d == b_contract;
     if (batch) {

@@ -14,7 +14,9 @@ namespace {
 
 double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
-double parse_bytes(const std::string& path, const std::string& text) {
+}  // namespace
+
+double parse_bytes(const std::string& path, const std::string& flag, const std::string& text) {
   size_t used = 0;
   double value = 0;
   try {
@@ -32,11 +34,9 @@ double parse_bytes(const std::string& path, const std::string& text) {
                        : unit == "GB"              ? 1e9
                                                    : -1.0;
   if (used == 0 || scale < 0 || !(value > 0) || !std::isfinite(value))
-    throw GraphError(path, "", "--memory-budget " + text + " is not a positive size (bytes, or with KiB/MiB/GiB/KB/MB/GB)");
+    throw GraphError(path, "", flag + " " + text + " is not a positive size (bytes, or with KiB/MiB/GiB/KB/MB/GB)");
   return value * scale;
 }
-
-}  // namespace
 
 chunk::ChunkOptions read_chunk_options(const std::string& path, const std::string& chunks, const std::string& budget,
                                        const std::string& device) {
@@ -57,9 +57,32 @@ chunk::ChunkOptions read_chunk_options(const std::string& path, const std::strin
   }
   if (!budget.empty()) {
     if (o.chunks) throw GraphError(path, "", "give --chunks N or --memory-budget, not both");
-    o.memory_budget = parse_bytes(path, budget);
+    o.memory_budget = parse_bytes(path, "--memory-budget", budget);
   }
   return o;
+}
+
+void apply_hints(const std::string& path, Graph& g, const std::vector<std::string>& hints) {
+  for (const std::string& h : hints) {
+    const size_t eq = h.find('=');
+    const std::string name = h.substr(0, eq);
+    Symbol* s = nullptr;
+    for (Symbol& x : g.symbols)
+      if (x.name == name) s = &x;
+    if (eq == std::string::npos || !s)
+      throw GraphError(path, "", "--hint " + h + " must be SYMBOL=VALUE for a symbol of the graph" +
+                                     (g.symbols.empty() ? " (it has none)" : ""));
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(h.substr(eq + 1), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != h.size() - eq - 1 || (s->min && v < *s->min) || (s->max && v > *s->max))
+      throw GraphError(path, "", "--hint " + h + ": the value must be an integer within " + name + "'s range");
+    s->hint = v;
+  }
 }
 
 chunk::ChunkPlan plan_or_refuse(const std::string& path, const Graph& g, const chunk::ChunkOptions& o) {

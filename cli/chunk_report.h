@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -15,6 +16,15 @@ namespace sator::cli {
 // `path` for anything else.
 chunk::ChunkOptions read_chunk_options(const std::string& path, const std::string& chunks, const std::string& budget,
                                        const std::string& device);
+
+// A size flag's value: bytes, optionally with a unit (KiB, MiB, GiB, KB, MB,
+// GB); GraphError naming `path` and `flag` unless positive and finite.
+double parse_bytes(const std::string& path, const std::string& flag, const std::string& text);
+
+// Applies `--hint NAME=VALUE` settings to the graph's symbols (plans for
+// other sizes than the capture's); GraphError naming `path` for an unknown
+// symbol or a value outside its range.
+void apply_hints(const std::string& path, Graph& g, const std::vector<std::string>& hints);
 
 // Runs the planner; an impossible budget becomes GraphError naming `path`.
 chunk::ChunkPlan plan_or_refuse(const std::string& path, const Graph& g, const chunk::ChunkOptions& o);

@@ -1,5 +1,5 @@
 // `sator chunk GRAPH.json [-o OUT.json] [--chunks auto|N] [--memory-budget B]
-// [--report R.json] [--device h200] [--verify]`: find the amplifier, chunk
+// [--report R.json] [--device h200] [--min-bytes B] [--min-ratio X] [--hint S=V]... [--verify]`: find the amplifier, chunk
 // its region into a sator.chunked node, report the plan (chunk/plan.h).
 #include <chrono>
 #include <cstdio>
@@ -20,14 +20,20 @@ namespace sator::cli {
 namespace {
 
 struct ChunkCliOptions {
-  std::string path, out, report, chunks = "auto", budget, device = "h200";
+  std::string path, out, report, chunks = "auto", budget, device = "h200", min_bytes;
+  std::vector<std::string> hints;
+  double min_ratio = 2.0;
   bool verify = false;
 };
 
 void run_chunk(const ChunkCliOptions& o) {
-  const chunk::ChunkOptions options = read_chunk_options(o.path, o.chunks, o.budget, o.device);
+  chunk::ChunkOptions options = read_chunk_options(o.path, o.chunks, o.budget, o.device);
+  if (!o.min_bytes.empty()) options.min_result_bytes = parse_bytes(o.path, "--min-bytes", o.min_bytes);
+  if (!(o.min_ratio > 0)) throw GraphError(o.path, "", "--min-ratio must be a positive number");
+  options.min_amplification = o.min_ratio;
   const auto start = std::chrono::steady_clock::now();
-  const Graph input = load_graph(o.path);
+  Graph input = load_graph(o.path);
+  apply_hints(o.path, input, o.hints);
   const chunk::ChunkPlan plan = plan_or_refuse(o.path, input, options);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::optional<interp::VerifyResult> verified;
@@ -67,6 +73,9 @@ void add_chunk_command(CLI::App& app) {
   cmd->add_option("--chunks", opt.chunks, "auto (default: double while it saves more memory than it costs time) or N");
   cmd->add_option("--memory-budget", opt.budget, "the fewest chunks whose estimated peak fits (bytes, or 8GiB, 6000MiB)");
   cmd->add_option("--device", opt.device, "cost-model device (h200)");
+  cmd->add_option("--min-bytes", opt.min_bytes, "an amplifier's result is at least this large (default 64MiB)");
+  cmd->add_option("--min-ratio", opt.min_ratio, "an amplifier's result is this many times its inputs' bytes (default 2)");
+  cmd->add_option("--hint", opt.hints, "SYMBOL=VALUE: plan at this size of a dynamic graph (repeatable)");
   cmd->add_flag("--verify", opt.verify, "compare the chunked graph with the input in the float64 reference interpreter");
   cmd->callback([] { run_chunk(opt); });
 }

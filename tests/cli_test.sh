@@ -85,4 +85,53 @@ gym=$(dirname "$bad")/data/gym/shared_child.json
 "$sator" extract "$gym" --extractor best > /dev/null 2>&1; [ $? -eq 2 ] || fail "extract --extractor best: not exit 2"
 "$sator" extract "$bad/empty.json" > /dev/null 2> "$tmp/err.txt"; [ $? -eq 2 ] || fail "extract of a bad file: not exit 2"
 
+# chunk: GPT-2 small's LM head chunked, the plan reported; sator info accepts the output.
+g124=$corpus/graphs/gpt2-124m.train.g0.json
+"$sator" chunk "$g124" -o "$tmp/c.json" --report "$tmp/c_r.json" > "$tmp/c.txt" || fail "chunk gpt2-124m"
+grep -q "^chunk: amplifier mm (aten.mm.default" "$tmp/c.txt" || fail "chunk: no amplifier line"
+"$sator" info "$tmp/c.json" | grep -q " 0 mismatches" || fail "info of the chunked graph"
+grep -q '"op":"sator.chunked"' "$tmp/c.json" || fail "chunk: no sator.chunked node written"
+python3 - "$tmp/c_r.json" <<'PY' || fail "chunk --report content"
+import json, sys
+c = json.load(open(sys.argv[1]))["chunk"]
+assert c["chunked"] and c["chunks"] >= 2 and c["amplifier_op"] == "aten.mm.default", c
+assert c["peak_bytes_before"] - c["peak_bytes_after"] > 2603 * 2**20, c
+assert c["eager_us_after"] <= 1.05 * c["eager_us_before"], c
+assert [t["chunks"] for t in c["trials"]][:2] == [2, 4], c["trials"]
+PY
+# optimize --chunk: the extracted graph chunked; the report carries the plan and its time.
+"$sator" optimize "$g124" --chunk 8 -o "$tmp/oc.json" --report "$tmp/oc_r.json" > /dev/null || fail "optimize --chunk 8"
+python3 - "$tmp/oc_r.json" <<'PY' || fail "optimize --chunk report"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["chunk"]["chunked"] and j["chunk"]["chunks"] == 8, j["chunk"]
+assert j["time_ms"]["chunk"] > 0 and j["peak_bytes_out"] < j["peak_bytes_in"], j
+PY
+"$sator" optimize "$corpus/graphs/zoo_hf.infer.g0.json" --report "$tmp/o0.json" > /dev/null || fail "optimize without --chunk"
+python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['chunk'] is None" "$tmp/o0.json" 2> /dev/null ||
+  fail "optimize without --chunk: the report's chunk is not null"
+# A graph with nothing to chunk says why and still writes its graph.
+"$sator" chunk "$corpus/graphs/zoo_sfdp1.infer.g0.json" -o "$tmp/nc.json" | grep -q "^chunk: not chunked: no amplifier" ||
+  fail "chunk of a small graph does not say why it is not chunked"
+[ -s "$tmp/nc.json" ] || fail "chunk without a region wrote no graph"
+# Bad chunk options: exit 2, one line, no output file.
+for args in "--chunks 0" "--chunks x" "--chunks 4 --memory-budget 1GiB" "--memory-budget 12parsecs" "--memory-budget 1MiB" \
+            "--hint nosuch=4" "--min-ratio -1"; do
+  rm -f "$tmp/bad_c.json"
+  # shellcheck disable=SC2086
+  "$sator" chunk "$g124" $args -o "$tmp/bad_c.json" > /dev/null 2> "$tmp/err.txt"
+  status=$?
+  [ "$status" -eq 2 ] || fail "chunk $args exited $status, expected 2"
+  [ "$(wc -l < "$tmp/err.txt")" -eq 1 ] || fail "chunk $args printed $(wc -l < "$tmp/err.txt") lines"
+  grep -q "gpt2-124m.train.g0.json" "$tmp/err.txt" || fail "chunk $args: the message does not name the file"
+  [ ! -e "$tmp/bad_c.json" ] || fail "chunk $args left an output file"
+done
+grep -q "cannot be met: the least peak is" <("$sator" chunk "$g124" --memory-budget 1MiB 2>&1) ||
+  fail "an impossible budget does not give the least peak"
+"$sator" optimize "$g124" --memory-budget 8GiB > /dev/null 2>&1; [ $? -eq 2 ] || fail "optimize --memory-budget without --chunk: not exit 2"
+"$sator" optimize "$g124" --chunk sometimes > /dev/null 2>&1; [ $? -eq 2 ] || fail "optimize --chunk sometimes: not exit 2"
+# A dynamic graph planned at another size (--hint): attention chunked along its queries (dim 1).
+"$sator" chunk "$corpus/graphs/zoo_hf.infer.dyn.g0.json" --hint s27=4096 | grep -q "^chunk: amplifier bmm .*, dim 1, .* over s27 rows" ||
+  fail "chunk --hint s27=4096 does not chunk the attention scores along the queries"
+
 [ "$failures" -eq 0 ]

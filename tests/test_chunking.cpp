@@ -1,0 +1,256 @@
+// Chunking (chunk/): regions grown from an amplifier, the rewrite into a
+// sator.chunked node, the chunk count from the estimator and the cost model.
+// Every chunked graph here is also run against its input in the float64
+// interpreter, at symbol values that leave a short last chunk.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "chunk/apply.h"
+#include "chunk/peak_memory.h"
+#include "chunk/plan.h"
+#include "chunk/region.h"
+#include "interp/compare.h"
+#include "ir/chunked_node.h"
+#include "ir/graph_builder.h"
+#include "ir/graph_io.h"
+#include "ir/shape_check.h"
+#include "test_util.h"
+
+using namespace sator;
+
+namespace {
+
+Value ref(NodeId n) { return GraphBuilder::ref(n); }
+Value ints(std::vector<int64_t> v) { return GraphBuilder::ints(v); }
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// An LM head and its cross-entropy, forward and backward, as a joint graph
+// has them: logits = h @ wᵀ, log-softmax over the vocabulary, the labels'
+// log-probabilities gathered; the logits' gradient (softmax - one-hot) scaled
+// by the incoming tangent, then dh = grad @ w and dW = gradᵀ @ h.
+// `transposed` computes the logits as w @ hᵀ ([V, N]): the tokens are dim 1.
+Graph lm_head(bool transposed, std::optional<int64_t> static_tokens = std::nullopt, int64_t hint = 2048) {
+  GraphBuilder b(transposed ? "lm_head_t" : "lm_head");
+  const SymExpr n = static_tokens ? SymExpr(*static_tokens) : b.symbol(2, hint);
+  const int64_t v = 1000, d = 32;
+  const int64_t vocab = transposed ? 0 : 1;
+  const NodeId h = b.input({n, d});
+  const NodeId w = b.input({v, d});
+  const NodeId labels = b.input(transposed ? std::vector<SymExpr>{1, n} : std::vector<SymExpr>{n, 1}, DType::Int64);
+  const NodeId tangent = b.input({});
+  const NodeId logits = transposed ? b.op("aten.mm.default", {ref(w), ref(b.op("aten.permute.default", {ref(h), ints({1, 0})}))})
+                                   : b.op("aten.mm.default", {ref(h), ref(b.op("aten.permute.default", {ref(w), ints({1, 0})}))});
+  const NodeId amax = b.op("aten.amax.default", {ref(logits), ints({vocab}), Value::of_bool(true)});
+  const NodeId shifted = b.op("aten.sub.Tensor", {ref(logits), ref(amax)});
+  const NodeId e = b.op("aten.exp.default", {ref(shifted)});
+  const NodeId s = b.op("aten.sum.dim_IntList", {ref(e), ints({vocab}), Value::of_bool(true)});
+  const NodeId logp = b.op("aten.sub.Tensor", {ref(shifted), ref(b.op("aten.log.default", {ref(s)}))});
+  const NodeId picked = b.op("aten.gather.default", {ref(logp), Value::of_int(vocab), ref(labels)});
+  const NodeId loss = b.op("aten.neg.default", {ref(b.op("aten.sum.default", {ref(picked)}))});
+  const NodeId zeros = b.op("aten.full.default", {GraphBuilder::sizes(b.type(logits).shape), Value::of_int(0)},
+                            {{"dtype", Value::of_dtype(DType::Float32)}});
+  const NodeId onehot = b.op("aten.scatter.value", {ref(zeros), Value::of_int(vocab), ref(labels), Value::of_float(1.0)});
+  const NodeId grad = b.op("aten.mul.Tensor",
+                           {ref(b.op("aten.sub.Tensor", {ref(b.op("aten.exp.default", {ref(logp)})), ref(onehot)})), ref(tangent)});
+  // grad is [N, V] (or [V, N]); dh contracts the vocabulary, dW the tokens.
+  const NodeId grad_nv = transposed ? b.op("aten.permute.default", {ref(grad), ints({1, 0})}) : grad;
+  const NodeId dh = b.op("aten.mm.default", {ref(grad_nv), ref(w)});
+  const NodeId dw = b.op("aten.mm.default", {ref(b.op("aten.permute.default", {ref(grad_nv), ints({1, 0})})), ref(h)});
+  return b.finish({loss, dh, dw});
+}
+
+chunk::ChunkOptions small_options(std::optional<int64_t> chunks) {
+  chunk::ChunkOptions o;
+  o.device = extract::find_device("h200");
+  o.chunks = chunks;
+  o.min_result_bytes = 1 * kMiB;
+  return o;
+}
+
+const Node& chunked_node(const Graph& g) {
+  const auto it = std::find_if(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.op == kChunkedOp; });
+  REQUIRE(it != g.nodes.end());
+  return *it;
+}
+
+size_t count_combines(const ChunkedSpec& s, ChunkCombine::Kind k) {
+  return static_cast<size_t>(std::count_if(s.combines.begin(), s.combines.end(), [&](const ChunkCombine& c) { return c.kind == k; }));
+}
+
+// The chunked graph against its input on the same random inputs.
+double error_at(const Graph& input, const Graph& chunked, interp::SymbolValues symbols) {
+  return interp::compare_graphs(input, chunked, symbols, 7).max_error;
+}
+
+}  // namespace
+
+TEST_CASE("chunking: an LM head with its cross-entropy backward chunks along the tokens", "[chunk]") {
+  const Graph g = lm_head(false);
+  const chunk::ChunkPlan plan = chunk::plan_chunking(g, small_options(4));
+  REQUIRE(plan.chunked);
+  CHECK(plan.amplifier_op == "aten.mm.default");
+  CHECK(plan.dim == 0);
+  CHECK(plan.rows == "s0");
+  CHECK(plan.chunks == 4);
+  CHECK(plan.remainder_chunk);  // 4 does not divide every s0
+  CHECK(plan.peak_after < plan.peak_before);
+  CHECK(plan.seconds_after > plan.seconds_before);  // chunks cost time
+  ShapeProver prover(plan.graph.symbols);
+  CHECK(check_shapes(plan.graph, prover).issues.empty());
+  const ChunkedSpec spec = read_chunked_spec(chunked_node(plan.graph));
+  // The forward's picked log-probabilities and dh are concatenated; dW, a
+  // contraction over the tokens, is summed.
+  CHECK(count_combines(spec, ChunkCombine::Kind::Sum) == 1);
+  CHECK(count_combines(spec, ChunkCombine::Kind::Cat) == 2);
+  // No tensor of the vocabulary's size is left outside the chunked node.
+  for (const Node& n : plan.graph.nodes)
+    if (n.op != kChunkedOp && n.result == Node::Result::Tensor) CHECK(chunk::bytes_at_hints(plan.graph, n.tensor) < kMiB);
+  // Equal values, with an even split and with a short last chunk.
+  CHECK(error_at(g, plan.graph, {{"s0", 8}}) < 1e-12);
+  CHECK(error_at(g, plan.graph, {{"s0", 7}}) < 1e-12);
+  CHECK(error_at(g, plan.graph, {{"s0", 3}}) < 1e-12);  // fewer rows than chunks
+}
+
+TEST_CASE("chunking: static sizes report a remainder chunk only when the count does not divide the rows", "[chunk]") {
+  const Graph g = lm_head(false, 2048);
+  CHECK_FALSE(chunk::plan_chunking(g, small_options(4)).remainder_chunk);
+  const chunk::ChunkPlan three = chunk::plan_chunking(g, small_options(3));
+  REQUIRE(three.chunked);
+  CHECK(three.remainder_chunk);
+  const ChunkedSpec spec = read_chunked_spec(chunked_node(three.graph));
+  CHECK(chunk_bounds(2048, spec.chunks) == std::vector<int64_t>{0, 683, 1366, 2048});
+}
+
+TEST_CASE("chunking: logits computed as w @ hᵀ chunk along dim 1", "[chunk]") {
+  const Graph g = lm_head(true);
+  const chunk::ChunkPlan plan = chunk::plan_chunking(g, small_options(4));
+  REQUIRE(plan.chunked);
+  CHECK(plan.dim == 1);
+  const ChunkedSpec spec = read_chunked_spec(chunked_node(plan.graph));
+  CHECK(count_combines(spec, ChunkCombine::Kind::Sum) == 1);
+  CHECK(error_at(g, plan.graph, {{"s0", 7}}) < 1e-12);
+  // Along the vocabulary (dim 0) the log-softmax's amax reduces the chunked
+  // dim, which only a sum may do: nothing past the matmul joins the region.
+  ShapeProver prover(g.symbols);
+  const auto mm = static_cast<NodeId>(std::find_if(g.nodes.begin(), g.nodes.end(),
+                                                   [](const Node& n) { return n.op == "aten.mm.default"; }) - g.nodes.begin());
+  std::string why;
+  CHECK_FALSE(chunk::grow_region(g, prover, mm, 0, 1 * kMiB, &why));
+  CHECK_FALSE(why.empty());
+}
+
+TEST_CASE("chunking: a non-linear op of a partial sum stays outside the chunked node", "[chunk]") {
+  GraphBuilder b("partial");
+  const SymExpr n = b.symbol(2, 2048);
+  const NodeId x = b.input({n, 64});
+  const NodeId w = b.input({64, 1000});
+  const NodeId big = b.op("aten.mm.default", {ref(x), ref(w)});
+  // A contraction over the chunked rows: a large partial sum ([1000, 1000]).
+  const NodeId gram = b.op("aten.mm.default", {ref(b.op("aten.permute.default", {ref(big), ints({1, 0})})), ref(big)});
+  const NodeId scaled = b.op("aten.mul.Tensor", {ref(gram), Value::of_float(0.001)});  // linear: stays partial
+  const NodeId after = b.op("aten.exp.default", {ref(scaled)});                        // not linear
+  const Graph g = b.finish({after});
+  const chunk::ChunkPlan plan = chunk::plan_chunking(g, small_options(3));
+  REQUIRE(plan.chunked);
+  const ChunkedSpec spec = read_chunked_spec(chunked_node(plan.graph));
+  REQUIRE(spec.combines.size() == 1);
+  CHECK(spec.combines[0].kind == ChunkCombine::Kind::Sum);
+  // The exp runs once, on the summed result, outside the chunked node.
+  CHECK(std::any_of(plan.graph.nodes.begin(), plan.graph.nodes.end(), [](const Node& m) { return m.op == "aten.exp.default"; }));
+  CHECK(error_at(g, plan.graph, {{"s0", 7}}) < 1e-12);
+}
+
+TEST_CASE("chunking: a mean over the chunked dim is not a partial sum; over another dim it chunks", "[chunk]") {
+  GraphBuilder b("mean");
+  const NodeId x = b.input({512, 16});
+  const NodeId w = b.input({16, 1000});
+  const NodeId big = b.op("aten.mm.default", {ref(x), ref(w)});
+  const NodeId m = b.op("aten.mean.dim", {ref(big), ints({0})});
+  const Graph g = b.finish({m});
+  ShapeProver prover(g.symbols);
+  std::string why;
+  CHECK_FALSE(chunk::grow_region(g, prover, 2, 0, 1 * kMiB, &why));
+  // Along the columns (dim 1) the mean over the rows keeps them apart.
+  const chunk::ChunkPlan plan = chunk::plan_chunking(g, small_options(4));
+  REQUIRE(plan.chunked);
+  CHECK(plan.dim == 1);
+  CHECK(error_at(g, plan.graph, {}) < 1e-12);
+}
+
+TEST_CASE("chunking: a chunked graph writes, reads back and checks", "[chunk]") {
+  const chunk::ChunkPlan plan = chunk::plan_chunking(lm_head(false), small_options(4));
+  REQUIRE(plan.chunked);
+  const std::string text = write_graph_text(plan.graph);
+  const Graph back = read_graph_text(text, "chunked.json");
+  CHECK(write_graph_text(back) == text);
+  const auto id = static_cast<NodeId>(&chunked_node(back) - back.nodes.data());
+  CHECK(check_chunked_node(back, id).empty());
+  // A body that no longer matches the node's inputs is reported.
+  Graph broken = back;
+  Node& c = broken.nodes[id];
+  c.body.at(0).nodes.at(0).tensor.shape.back() = SymExpr(5);
+  CHECK_FALSE(check_chunked_node(broken, id).empty());
+  Graph wrong_count = back;
+  auto& kw = wrong_count.nodes[id].kwargs;
+  kw.erase(std::remove_if(kw.begin(), kw.end(), [](const auto& kv) { return kv.first == "rows"; }), kw.end());
+  CHECK_THROWS_AS(read_chunked_spec(wrong_count.nodes[id]), std::invalid_argument);
+}
+
+TEST_CASE("chunking: auto stops doubling where the memory saved no longer pays for the time", "[chunk]") {
+  const Graph g = lm_head(false, std::nullopt, 1 << 16);  // 256 MiB of logits
+  const chunk::ChunkPlan plan = chunk::plan_chunking(g, small_options(std::nullopt));
+  REQUIRE(plan.chunked);
+  REQUIRE(plan.trials.size() >= 2);
+  // Trials double from 2; the chosen count is the last one whose step saved
+  // a larger share of the peak than it added to the time.
+  double prev_peak = plan.peak_before, prev_s = plan.seconds_before;
+  int64_t chosen = 1;
+  for (size_t i = 0; i < plan.trials.size(); ++i) {
+    const auto& t = plan.trials[i];
+    CHECK(t.chunks == (int64_t{2} << i));
+    const double saved = (prev_peak - t.peak_bytes) / plan.peak_before;
+    const double cost = (t.seconds - prev_s) / plan.seconds_before;
+    if (saved <= std::max(cost, 0.0) || saved <= 1e-3) {
+      CHECK(i + 1 == plan.trials.size());  // the first failing step ends the search
+      break;
+    }
+    chosen = t.chunks;
+    prev_peak = t.peak_bytes;
+    prev_s = t.seconds;
+  }
+  CHECK(plan.chunks == chosen);
+}
+
+TEST_CASE("chunking: a memory budget takes the fewest chunks that fit, an impossible one is refused", "[chunk]") {
+  const Graph g = lm_head(false);
+  chunk::ChunkOptions o = small_options(std::nullopt);
+  const chunk::ChunkPlan four = chunk::plan_chunking(g, small_options(4));
+  const chunk::ChunkPlan two = chunk::plan_chunking(g, small_options(2));
+  REQUIRE(two.peak_after > four.peak_after);
+  o.memory_budget = four.peak_after;
+  const chunk::ChunkPlan fit = chunk::plan_chunking(g, o);
+  CHECK(fit.chunks == 4);
+  CHECK(fit.peak_after <= *o.memory_budget);
+  o.memory_budget = chunk::estimate_peak_memory(g).input_bytes;  // below what the inputs alone hold
+  CHECK_THROWS_AS(chunk::plan_chunking(g, o), std::invalid_argument);
+}
+
+TEST_CASE("chunking on GPT-2 small training (corpus): more saved than the AutoChunker at 8 chunks, within 5% time",
+          "[chunk][corpus]") {
+  const Graph g = load_graph(test::corpus_path("graphs/gpt2-124m.train.g0.json"));
+  chunk::ChunkOptions o;
+  o.device = extract::find_device("h200");
+  const chunk::ChunkPlan plan = chunk::plan_chunking(g, o);
+  REQUIRE(plan.chunked);
+  CHECK(plan.amplifier == "mm");  // the LM head
+  CHECK(plan.amplification > 10);
+  CHECK(plan.peak_before - plan.peak_after > 2603 * kMiB);  // AutoChunker's measured saving at 8 chunks
+  CHECK(plan.seconds_after <= 1.05 * plan.seconds_before);
+  const ChunkedSpec spec = read_chunked_spec(chunked_node(plan.graph));
+  CHECK(count_combines(spec, ChunkCombine::Kind::Sum) == 1);  // the LM head's weight gradient
+  // The peak moved off the logits: no [16384, 50257] tensor outside the node.
+  for (const Node& n : plan.graph.nodes)
+    if (n.op != kChunkedOp && n.result == Node::Result::Tensor)
+      CHECK(chunk::bytes_at_hints(plan.graph, n.tensor) < 16384.0 * 50257 * 2);
+}
