@@ -289,9 +289,22 @@ Graph remove_dead_nodes(const Graph& g) {
   return out;
 }
 
-Graph apply_chunking(const Graph& g, const Region& r, int64_t chunks) {
+Graph apply_chunking(const Graph& g, const Region& r, int64_t chunks, TangentScaling* scaling) {
   Builder b(g, r, chunks);
-  return b.run();
+  Graph chunked = b.run();
+  const auto c = std::find_if(chunked.nodes.begin(), chunked.nodes.end(), [](const Node& n) { return n.op == kChunkedOp; });
+  TangentScaling scaled;
+  try {
+    scaled = scale_by_tangent(chunked, static_cast<NodeId>(c - chunked.nodes.begin()));
+  } catch (const ShapeError& e) {
+    throw ApplyError(std::string("taking the tangent out of the chunked node: ") + e.what());
+  }
+  Graph out = scaled.tangent.empty() ? std::move(chunked) : remove_dead_nodes(scaled.graph);
+  if (scaling) {
+    *scaling = std::move(scaled);
+    scaling->graph = Graph{};
+  }
+  return out;
 }
 
 }  // namespace sator::chunk

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "chunk/region.h"
+#include "chunk/tangent_scale.h"
 
 namespace sator::chunk {
 
@@ -16,8 +17,10 @@ struct ApplyError : std::runtime_error {
 
 // The graph with the region chunked `chunks` ways. Nodes the region needed
 // from later in the graph move before the chunked node; what only the region
-// used is dropped. Throws ApplyError when the body does not type-check.
-Graph apply_chunking(const Graph& g, const Region& r, int64_t chunks);
+// used is dropped; a scalar tangent it reads is taken out of it
+// (tangent_scale.h), which `scaling` (if given) describes, its graph left
+// empty. Throws ApplyError when the body does not type-check.
+Graph apply_chunking(const Graph& g, const Region& r, int64_t chunks, TangentScaling* scaling = nullptr);
 
 // Drops every node (not a placeholder or the output) whose result nobody uses.
 Graph remove_dead_nodes(const Graph& g);

@@ -114,8 +114,9 @@ ChunkPlan plan_chunking(const Graph& g, const ChunkOptions& o) {
     return plan;
   }
   const int64_t rows_hint = std::max<int64_t>(hint_value(g, best->rows), 1);
+  TangentScaling scaling;
   auto trial = [&](int64_t c) {
-    Graph chunked = apply_chunking(g, *best, c);
+    Graph chunked = apply_chunking(g, *best, c, &scaling);
     Evaluated e = evaluate(chunked, *o.device);
     plan.trials.push_back({c, e.peak, e.seconds});
     return e;
@@ -166,6 +167,9 @@ ChunkPlan plan_chunking(const Graph& g, const ChunkOptions& o) {
   plan.region_nodes = best->nodes.size();
   plan.inputs = best->inputs.size();
   plan.outputs = best->outputs.size();
+  plan.tangent = scaling.tangent;
+  plan.tangent_scaled = scaling.scaled_results;
+  plan.tangent_why_not = scaling.why_not;
   plan.peak_after = chosen->peak;
   plan.seconds_after = chosen->seconds;
   plan.graph = std::move(chosen->graph);

@@ -39,6 +39,9 @@ struct ChunkPlan {
   int64_t chunks = 1;
   bool remainder_chunk = false;  // the rows do not split evenly (Z3 could not prove it)
   size_t region_nodes = 0, inputs = 0, outputs = 0;
+  std::string tangent;           // a scalar tangent taken out of the chunked node (scale_by)
+  size_t tangent_scaled = 0;     // results multiplied by it afterwards
+  std::string tangent_why_not;   // why a tangent the node reads stays in it
   double peak_before = 0, peak_after = 0;
   std::string peak_node_before, peak_node_after;  // where each peak is reached
   double seconds_before = 0, seconds_after = 0;

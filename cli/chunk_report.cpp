@@ -105,6 +105,9 @@ nlohmann::ordered_json chunk_plan_json(const chunk::ChunkPlan& p) {
   j["chunks"] = p.chunks;
   j["remainder_chunk"] = p.remainder_chunk;
   j["region"] = {{"nodes", p.region_nodes}, {"inputs", p.inputs}, {"outputs", p.outputs}};
+  j["tangent"] = p.tangent.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.tangent);
+  j["tangent_scaled_results"] = p.tangent_scaled;
+  if (!p.tangent_why_not.empty()) j["tangent_kept_because"] = p.tangent_why_not;
   j["peak_bytes_before"] = p.peak_before;
   j["peak_bytes_after"] = p.peak_after;
   j["peak_node_before"] = p.peak_node_before;
@@ -127,6 +130,11 @@ void print_chunk_plan(const chunk::ChunkPlan& p) {
               p.amplifier.c_str(), p.amplifier_op.c_str(), p.amplification, static_cast<long long>(p.dim),
               static_cast<long long>(p.chunks), p.rows.c_str(), p.remainder_chunk ? " (a remainder chunk)" : "",
               p.region_nodes, p.inputs, p.outputs);
+  if (!p.tangent.empty())
+    std::printf("chunk: tangent %s taken out of the chunked node (run with 1, %zu results scaled after it)\n", p.tangent.c_str(),
+                p.tangent_scaled);
+  else if (!p.tangent_why_not.empty())
+    std::printf("chunk: a tangent stays in the chunked node: %s\n", p.tangent_why_not.c_str());
   std::printf("chunk: estimated peak %.0f MiB (at %s) -> %.0f MiB (at %s), -%.0f MiB; eager time %.1f us -> %.1f us (%+.2f%%)\n",
               mib(p.peak_before), p.peak_node_before.c_str(), mib(p.peak_after), p.peak_node_after.c_str(),
               mib(p.peak_before - p.peak_after), p.seconds_before * 1e6,

@@ -23,6 +23,19 @@ SymExpr GraphBuilder::symbol(int64_t min, int64_t hint) {
   return SymExpr::symbol(name);
 }
 
+void infer_tensor_node(const Graph& g, Node& n) {
+  const OpInfo* info = find_op(n.op);
+  if (!info || !info->shape_fn) throw ShapeError(n.op + ": not an op with a shape function");
+  ShapeProver prover(g.symbols);
+  InferContext ctx(g, n, *info, prover);
+  const Inferred r = info->shape_fn(ctx);
+  if (r.result != Node::Result::Tensor) throw ShapeError(n.op + ": does not produce one tensor");
+  n.result = Node::Result::Tensor;
+  n.tensor.shape = r.slots.at(0).shape;
+  n.tensor.dtype = r.slots.at(0).dtype;
+  n.tensor.stride = contiguous_strides(n.tensor.shape);
+}
+
 NodeId GraphBuilder::input(std::vector<SymExpr> shape, DType dtype) {
   Node n;
   n.name = numbered("in", g_.nodes.size());

@@ -10,6 +10,10 @@
 
 namespace sator {
 
+// Types a node of a single-tensor op from its arguments in `g` (shape and
+// dtype from the op's shape function, contiguous strides); throws ShapeError.
+void infer_tensor_node(const Graph& g, Node& n);
+
 class GraphBuilder {
  public:
   explicit GraphBuilder(std::string name);

@@ -30,7 +30,10 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // log-probabilities gathered; the logits' gradient (softmax - one-hot) scaled
 // by the incoming tangent, then dh = grad @ w and dW = gradᵀ @ h.
 // `transposed` computes the logits as w @ hᵀ ([V, N]): the tokens are dim 1.
-Graph lm_head(bool transposed, std::optional<int64_t> static_tokens = std::nullopt, int64_t hint = 2048) {
+// `tangent_op`: how the tangent enters the gradient ("mul": linearly, "exp":
+// not); the tangent placeholder is marked as one.
+Graph lm_head(bool transposed, std::optional<int64_t> static_tokens = std::nullopt, int64_t hint = 2048,
+              const char* tangent_op = "mul") {
   GraphBuilder b(transposed ? "lm_head_t" : "lm_head");
   const SymExpr n = static_tokens ? SymExpr(*static_tokens) : b.symbol(2, hint);
   const int64_t v = 1000, d = 32;
@@ -38,7 +41,8 @@ Graph lm_head(bool transposed, std::optional<int64_t> static_tokens = std::nullo
   const NodeId h = b.input({n, d});
   const NodeId w = b.input({v, d});
   const NodeId labels = b.input(transposed ? std::vector<SymExpr>{1, n} : std::vector<SymExpr>{n, 1}, DType::Int64);
-  const NodeId tangent = b.input({});
+  const NodeId tangent_in = b.input({});
+  const NodeId tangent = std::string(tangent_op) == "exp" ? b.op("aten.exp.default", {ref(tangent_in)}) : tangent_in;
   const NodeId logits = transposed ? b.op("aten.mm.default", {ref(w), ref(b.op("aten.permute.default", {ref(h), ints({1, 0})}))})
                                    : b.op("aten.mm.default", {ref(h), ref(b.op("aten.permute.default", {ref(w), ints({1, 0})}))});
   const NodeId amax = b.op("aten.amax.default", {ref(logits), ints({vocab}), Value::of_bool(true)});
@@ -57,7 +61,20 @@ Graph lm_head(bool transposed, std::optional<int64_t> static_tokens = std::nullo
   const NodeId grad_nv = transposed ? b.op("aten.permute.default", {ref(grad), ints({1, 0})}) : grad;
   const NodeId dh = b.op("aten.mm.default", {ref(grad_nv), ref(w)});
   const NodeId dw = b.op("aten.mm.default", {ref(b.op("aten.permute.default", {ref(grad_nv), ints({1, 0})})), ref(h)});
-  return b.finish({loss, dh, dw});
+  Graph g = b.finish({loss, dh, dw});
+  g.nodes[tangent_in].role = Role::Tangent;
+  return g;
+}
+
+// Whether node `id` depends on node `on`.
+bool depends_on(const Graph& g, NodeId id, NodeId on) {
+  std::vector<bool> dep(g.nodes.size(), false);
+  dep[on] = true;
+  for (NodeId i = on + 1; i <= id; ++i) {
+    for (const Value& v : g.nodes[i].args) v.for_each_node([&](NodeId a) { dep[i] = dep[i] || dep[a]; });
+    for (const auto& kv : g.nodes[i].kwargs) kv.second.for_each_node([&](NodeId a) { dep[i] = dep[i] || dep[a]; });
+  }
+  return dep[id];
 }
 
 chunk::ChunkOptions small_options(std::optional<int64_t> chunks) {
@@ -253,4 +270,47 @@ TEST_CASE("chunking on GPT-2 small training (corpus): more saved than the AutoCh
   for (const Node& n : plan.graph.nodes)
     if (n.op != kChunkedOp && n.result == Node::Result::Tensor)
       CHECK(chunk::bytes_at_hints(plan.graph, n.tensor) < 16384.0 * 50257 * 2);
+}
+
+TEST_CASE("chunking: a scalar tangent is taken out of the chunked node and scales its gradients after it", "[chunk]") {
+  const Graph g = lm_head(false);
+  const chunk::ChunkPlan plan = chunk::plan_chunking(g, small_options(4));
+  REQUIRE(plan.chunked);
+  CHECK(plan.tangent == g.nodes[3].name);
+  CHECK(plan.tangent_scaled == 2);  // dh and dW; the forward's log-probabilities do not depend on it
+  const Node& c = chunked_node(plan.graph);
+  const auto cid = static_cast<NodeId>(&c - plan.graph.nodes.data());
+  CHECK_FALSE(depends_on(plan.graph, cid, 3));
+  CHECK(error_at(g, plan.graph, {{"s0", 7}}) < 1e-12);
+  // A tangent that enters non-linearly (through exp) stays in the node.
+  const Graph nonlinear = lm_head(false, std::nullopt, 2048, "exp");
+  const chunk::ChunkPlan kept = chunk::plan_chunking(nonlinear, small_options(4));
+  REQUIRE(kept.chunked);
+  CHECK(kept.tangent.empty());
+  CHECK(kept.tangent_why_not.find("not linear") != std::string::npos);
+  CHECK(error_at(nonlinear, kept.graph, {{"s0", 7}}) < 1e-12);
+}
+
+TEST_CASE("chunking: tangent degrees follow linearity", "[chunk]") {
+  GraphBuilder b("degrees");
+  const NodeId t = b.input({});
+  const NodeId x = b.input({8, 4});
+  const NodeId zero = b.op("aten.scalar_tensor.default", {Value::of_float(0.0)});
+  const NodeId mask = b.op("aten.gt.Scalar", {ref(x), Value::of_float(0.0)});
+  const NodeId scaled = b.op("aten.mul.Tensor", {ref(x), ref(t)});                    // 1
+  const NodeId chosen = b.op("aten.where.self", {ref(mask), ref(scaled), ref(zero)});  // 1: the other branch is 0
+  const NodeId squared = b.op("aten.mul.Tensor", {ref(scaled), ref(chosen)});         // 2: not homogeneous of degree 1
+  const NodeId shifted = b.op("aten.add.Tensor", {ref(scaled), ref(x)});              // 1 + 0: neither
+  const NodeId summed = b.op("aten.sum.dim_IntList", {ref(chosen), ints({0})});       // 1
+  const NodeId e = b.op("aten.exp.default", {ref(x)});                               // 0
+  const Graph g = b.finish({squared, shifted, summed, e});
+  std::vector<int8_t> seed(g.nodes.size(), 0);
+  seed[t] = 1;
+  const auto deg = chunk::tangent_degrees(g, seed);
+  CHECK(deg[scaled] == 1);
+  CHECK(deg[chosen] == 1);
+  CHECK(deg[squared] == chunk::kNotHomogeneous);
+  CHECK(deg[shifted] == chunk::kNotHomogeneous);
+  CHECK(deg[summed] == 1);
+  CHECK(deg[e] == 0);
 }
