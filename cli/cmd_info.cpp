@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "chunk/peak_memory.h"
 #include "cli/commands.h"
 #include "ir/graph_io.h"
 #include "ir/graph_stats.h"
@@ -36,6 +37,7 @@ void run_info(const InfoOptions& opt) {
   const auto check_done = std::chrono::steady_clock::now();
   require_consistent_shapes(g, check, opt.path);
   const GraphStats stats = compute_stats(g);
+  const chunk::PeakMemory peak = chunk::estimate_peak_memory(g);
   const double read_ms = std::chrono::duration<double, std::milli>(read_done - start).count();
   const double check_ms = std::chrono::duration<double, std::milli>(check_done - read_done).count();
 
@@ -63,6 +65,8 @@ void run_info(const InfoOptions& opt) {
     j["op_histogram"] = nlohmann::ordered_json::object();
     for (const auto& [op, n] : hist) j["op_histogram"][op] = n;
     j["opaque_ops"] = check.opaque_ops;
+    j["peak_memory"] = {{"peak_bytes", peak.peak_bytes}, {"at", g.nodes[peak.peak_node].name},
+                        {"input_bytes", peak.input_bytes}, {"output_bytes", peak.output_bytes}};
     j["shape_check"] = {{"inferred", check.checked}, {"opaque", check.opaque}, {"mismatches", check.issues.size()}};
     j["z3"] = {{"queries", prover.stats().queries}, {"canonical", prover.stats().canonical},
                {"z3_calls", prover.stats().z3_calls}, {"cache_hits", prover.stats().cache_hits}};
@@ -87,6 +91,9 @@ void run_info(const InfoOptions& opt) {
   for (const auto& op : check.opaque_ops) std::cout << op << " ";
   std::cout << "\nshapes      " << check.checked << " nodes inferred and checked, 0 mismatches ("
             << prover.stats().queries << " size questions, " << prover.stats().z3_calls << " Z3 checks)\n";
+  std::cout << "peak memory " << std::fixed << std::setprecision(1) << peak.peak_bytes / (1024.0 * 1024.0)
+            << " MiB estimated at " << g.nodes[peak.peak_node].name << " (inputs " << peak.input_bytes / (1024.0 * 1024.0)
+            << " MiB, outputs " << peak.output_bytes / (1024.0 * 1024.0) << " MiB; at the hints, in node order)\n";
   std::cout << "load        " << std::fixed << std::setprecision(2) << read_ms << " ms read, " << check_ms
             << " ms shape check\n";
   std::cout << "op histogram\n";

@@ -1,1 +1,24 @@
-"""sator_torch: run sator.graph files in PyTorch (the bridge grows here)."""
+"""sator_torch: the PyTorch side of sator (docs/bridge.md).
+
+- export / capture: the joint graph torch.compile hands Inductor, as a sator.graph file;
+- load: a sator.graph file (sator's own output too) as a torch.fx.GraphModule;
+- InductorPass: sator as Inductor's joint_custom_pre_pass inside torch.compile.
+
+Only torch is needed; nothing is imported until used.
+"""
+
+
+def __getattr__(name):
+    if name in ("load", "example_inputs", "LoadError"):
+        from . import loader as _load
+        return getattr(_load, name)
+    if name in ("InductorPass", "find_sator"):
+        from . import inductor_pass
+        return getattr(inductor_pass, name)
+    if name in ("capture",):
+        from . import export
+        return export.capture
+    if name in ("graph_to_doc",):
+        from . import graph_doc
+        return graph_doc.graph_to_doc
+    raise AttributeError(name)

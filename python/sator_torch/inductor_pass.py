@@ -1,0 +1,284 @@
+"""InductorPass: sator inside torch.compile.
+
+    import torch, sator_torch
+    torch._inductor.config.joint_custom_pre_pass = sator_torch.InductorPass()
+    model = torch.compile(model)          # as before
+
+Inductor hands the pass each joint graph (training: forward and backward
+together; inference: the forward) before its own joint-graph passes. The pass
+writes it as a sator.graph file, runs `sator optimize` on it (attention
+fusion, layout identities, extraction by the cost model; on static graphs
+also `--chunk auto`), and rebuilds the graph in place from sator's output:
+the placeholders stay, every other node is replaced, and each `sator.chunked`
+node becomes one `invoke_subgraph` call per chunk, so Inductor compiles the
+chunk body once and fuses nothing across chunks. Fake-tensor metadata is
+propagated again over the new nodes.
+
+When anything fails (the binary is missing or refuses the graph, an op the
+rebuild cannot express) the graph is left exactly as it was and a warning
+says why: the pass never breaks a compile.
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import warnings
+
+import torch
+from torch import fx
+
+from .graph_doc import graph_to_doc
+from .loader import LoadError, _Builder
+
+try:
+    from torch._inductor.custom_graph_pass import CustomGraphPass
+except ImportError:  # older torch: a plain callable works as a pass too
+    CustomGraphPass = object
+
+
+def find_sator(explicit=None):
+    """The sator binary: `explicit`, $SATOR, `sator` on PATH, or this checkout's build/sator."""
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for c in (explicit, os.environ.get("SATOR"), shutil.which("sator"), os.path.join(here, "build", "sator")):
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    return None
+
+
+def _signature(graph):
+    return tuple(str(n.target) for n in graph.nodes)
+
+
+class InductorPass(CustomGraphPass):
+    """A joint_custom_pre_pass that optimizes each graph with the sator binary.
+
+    chunk: "auto" (default), "off" or a count, for static graphs (dynamic
+    graphs are not chunked: their chunk bounds would be symbolic).
+    memory_budget: passed to --memory-budget (with chunk="auto").
+    extra: more `sator optimize` arguments. keep_dir: keeps each graph, its
+    optimization and report there. reports: one dict per graph seen (what
+    sator did, or why the graph was left alone)."""
+
+    def __init__(self, sator=None, chunk="auto", memory_budget=None, extra=(), keep_dir=None, timeout=600,
+                 verbose=True):
+        self.sator = find_sator(sator)
+        self.chunk, self.memory_budget = str(chunk), memory_budget
+        self.extra, self.keep_dir, self.timeout, self.verbose = list(extra), keep_dir, timeout, verbose
+        self.reports = []
+        self._bodies = set()  # signatures of the chunk bodies this pass made
+
+    def uuid(self):
+        h = hashlib.sha256()
+        if self.sator:
+            with open(self.sator, "rb") as f:
+                h.update(f.read())
+        h.update(repr((self.chunk, self.memory_budget, self.extra)).encode())
+        return "sator-" + h.hexdigest()
+
+    def _say(self, text):
+        if self.verbose:
+            print(f"[sator] {text}", flush=True)
+
+    def __call__(self, graph):
+        report = {"graph": len(self.reports), "nodes_in": len(graph.nodes)}
+        self.reports.append(report)
+        gm = graph.owning_module
+        if _signature(graph) in self._bodies or (gm is not None and getattr(gm, "meta", {}).get("sator_chunk_body")):
+            report["skipped"] = "a chunk body made by this pass"
+            return
+        if self.sator is None:
+            report["skipped"] = "no sator binary (set $SATOR)"
+            warnings.warn("sator_torch.InductorPass: no sator binary found; set $SATOR")
+            return
+        try:
+            doc = graph_to_doc(graph, gm, f"joint{report['graph']}", {"stage": "joint", "via": "InductorPass"})
+            optimized, sator_report = self._run_sator(doc, report)
+            if optimized is None:
+                return
+            t0 = time.perf_counter()
+            self._rebuild(graph, gm, optimized, doc)
+            report["rebuild_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
+            report["nodes_out"] = len(graph.nodes)
+            report.update({k: sator_report.get(k) for k in ("layout_ops_in", "layout_ops_out", "attention_fused",
+                                                            "peak_bytes_in", "peak_bytes_out")})
+            report["chunk"] = sator_report.get("chunk")
+            self._say(f"graph {report['graph']}: {report['nodes_in']} -> {report['nodes_out']} nodes, "
+                      f"attention fused {report['attention_fused']}, "
+                      f"chunked {bool(report['chunk'] and report['chunk'].get('chunked'))}")
+        except Exception as e:  # leave the graph as it was
+            report["skipped"] = f"{type(e).__name__}: {e}"[:500]
+            warnings.warn(f"sator_torch.InductorPass left graph {report['graph']} unchanged: {report['skipped']}")
+
+    def _run_sator(self, doc, report):
+        static = not doc["symbols"]
+        with tempfile.TemporaryDirectory() as tmp:
+            d = self.keep_dir or tmp
+            os.makedirs(d, exist_ok=True)
+            stem = os.path.join(d, doc["name"])
+            with open(stem + ".json", "w") as f:
+                json.dump(doc, f, separators=(",", ":"))
+            cmd = [self.sator, "optimize", stem + ".json", "-o", stem + ".sator.json", "--report", stem + ".report.json"]
+            if static and self.chunk != "off":
+                cmd += ["--chunk", self.chunk]
+                if self.memory_budget:
+                    cmd += ["--memory-budget", str(self.memory_budget)]
+            cmd += self.extra
+            t0 = time.perf_counter()
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout)
+            report["sator_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
+            if p.returncode != 0:
+                report["skipped"] = f"sator exited {p.returncode}: {(p.stderr or p.stdout).strip()[:400]}"
+                warnings.warn(f"sator_torch.InductorPass left graph {report['graph']} unchanged: {report['skipped']}")
+                return None, None
+            with open(stem + ".sator.json") as f:
+                optimized = json.load(f)
+            with open(stem + ".report.json") as f:
+                return optimized, json.load(f)
+
+    def _rebuild(self, graph, gm, doc, original):
+        """Builds sator's graph into a new fx.Graph, propagates fake tensors
+        through it, and only then moves it into `graph` (so a failure leaves
+        `graph` as it was)."""
+        placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+        names = [n["name"] for n in doc["nodes"] if n["op"] == "placeholder"]
+        if names != [p.name for p in placeholders]:
+            raise LoadError("sator's output has other placeholders than the graph")
+        new = fx.Graph()
+        fresh = {}
+        for p in placeholders:
+            q = new.placeholder(p.name)
+            q.meta = dict(p.meta)
+            fresh[p.name] = q
+        # Symbols: fx Proxies of the placeholders that hold them.
+        symbols = {}
+        for s in doc.get("symbols", []):
+            holder = next((q for q in fresh.values() if isinstance(q.meta.get("val"), torch.SymInt)
+                           and str(q.meta["val"]) == s["name"]), None)
+            if holder is None:
+                raise LoadError(f"no placeholder holds the symbol {s['name']}")
+            symbols[s["name"]] = fx.Proxy(holder)
+        root = gm if gm is not None else torch.nn.Module()
+        b = _Builder(new, root, symbols, None, False, "invoke_subgraph")
+        b.contiguous_slices = os.environ.get("SATOR_CONTIGUOUS_SLICES") == "1"
+        for n in doc["nodes"]:
+            b.emit(n, placeholder=lambda d: fresh[d["name"]])
+        new.eliminate_dead_code()
+        new.lint()
+        if gm is not None:
+            tmp = fx.GraphModule(gm, new)
+            mode = self._propagate_fake(tmp, new)
+            if mode is not None:
+                # Inductor lowers core ATen: sator's recomposed ops (linear,
+                # matmul, scaled_dot_product_attention, reshape) are written
+                # as PyTorch itself decomposes them.
+                for body in b.bodies_built:
+                    decompose_composites(body, body.graph, mode)
+                decompose_composites(gm, new, mode)
+        # Move it in: the old nodes go, the new ones take the placeholders.
+        out_node = next(n for n in graph.nodes if n.op == "output")
+        old = [n for n in graph.nodes if n.op not in ("placeholder", "output")]
+        val_map = {fresh[p.name]: p for p in placeholders}
+        with graph.inserting_before(out_node):
+            values = graph.graph_copy(new, val_map)
+        kind = type(out_node.args[0]) if isinstance(out_node.args[0], (list, tuple)) else tuple
+        out_node.args = (kind(values),)
+        for n in reversed(old):
+            graph.erase_node(n)
+        graph.lint()
+        if gm is not None:
+            gm.recompile()
+        for body in b.bodies_built:
+            self._bodies.add(_signature(body.graph))
+
+    @staticmethod
+    def _propagate_fake(gm, graph):
+        """Fake-tensor metadata on every node (chunk bodies too); the fake mode, or None."""
+        from torch._guards import detect_fake_mode
+        from torch.fx.passes.fake_tensor_prop import FakeTensorProp
+
+        vals = [n.meta.get("val") for n in graph.nodes if n.op == "placeholder"]
+        mode = detect_fake_mode(vals)
+        if mode is None:
+            return None
+        # Constants of the graph (get_attr) are real tensors.
+        allow = mode.allow_non_fake_inputs
+        mode.allow_non_fake_inputs = True
+        try:
+            FakeTensorProp(gm, mode=mode).propagate_dont_convert_inputs(*vals)
+            done = set()
+            for n in graph.nodes:
+                if n.target is torch.ops.higher_order.invoke_subgraph and n.args[0].target not in done:
+                    body = getattr(gm, n.args[0].target)
+                    FakeTensorProp(body, mode=mode).propagate_dont_convert_inputs(*[a.meta["val"] for a in n.args[2:]])
+                    done.add(n.args[0].target)
+        finally:
+            mode.allow_non_fake_inputs = allow
+        return mode
+
+
+class _Slot:
+    def __init__(self, i):
+        self.i = i
+
+
+def _substitute(x, fn):
+    if isinstance(x, (list, tuple)):
+        return type(x)(_substitute(y, fn) for y in x) if isinstance(x, tuple) else [_substitute(y, fn) for y in x]
+    if isinstance(x, dict):
+        return {k: _substitute(v, fn) for k, v in x.items()}
+    return fn(x)
+
+
+def _is_composite(target):
+    return isinstance(target, torch._ops.OpOverload) and torch._C._dispatch_has_kernel_for_dispatch_key(
+        target.name(), "CompositeImplicitAutograd")
+
+
+def decompose_composites(root, graph, mode):
+    """Replaces each call of a CompositeImplicitAutograd op in `graph` by what
+    PyTorch's dispatcher decomposes it into (traced with make_fx on the node's
+    fake values), metadata included."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    for node in list(graph.nodes):
+        if node.op != "call_function" or not _is_composite(node.target):
+            continue
+        inputs = []
+
+        def slot(x):
+            if isinstance(x, fx.Node):
+                inputs.append(x)
+                return _Slot(len(inputs) - 1)
+            return x
+
+        args, kwargs = _substitute(node.args, slot), _substitute(dict(node.kwargs), slot)
+        target = node.target
+
+        def fn(*vals):
+            put = lambda x: vals[x.i] if isinstance(x, _Slot) else x  # noqa: E731
+            return target(*_substitute(args, put), **_substitute(kwargs, put))
+
+        allow = mode.allow_non_fake_inputs
+        mode.allow_non_fake_inputs = True
+        try:
+            with mode:
+                sub = make_fx(fn, tracing_mode="real")(*[n.meta["val"] for n in inputs])
+        finally:
+            mode.allow_non_fake_inputs = allow
+        placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
+        val_map = dict(zip(placeholders, inputs))
+        for n in sub.graph.nodes:  # constants the decomposition made
+            if n.op == "get_attr":
+                name = f"_sator_decomp_{len(list(root.named_buffers()))}_{n.target}"
+                setattr(root, name, getattr(sub, n.target))
+                n.target = name
+        with graph.inserting_before(node):
+            out = graph.graph_copy(sub.graph, val_map)
+        node.replace_all_uses_with(out)
+        graph.erase_node(node)
+    graph.lint()
+    if isinstance(root, fx.GraphModule) and root.graph is graph:
+        root.recompile()
