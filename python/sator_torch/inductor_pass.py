@@ -86,7 +86,10 @@ class InductorPass(CustomGraphPass):
         report = {"graph": len(self.reports), "nodes_in": len(graph.nodes)}
         self.reports.append(report)
         gm = graph.owning_module
-        if _signature(graph) in self._bodies or (gm is not None and getattr(gm, "meta", {}).get("sator_chunk_body")):
+        placeholders = [n.name for n in graph.nodes if n.op == "placeholder"]
+        is_body = any(p.endswith("_rows") for p in placeholders) and not any(
+            p.startswith(("primals", "tangents")) for p in placeholders)
+        if is_body or _signature(graph) in self._bodies or (gm is not None and getattr(gm, "meta", {}).get("sator_chunk_body")):
             report["skipped"] = "a chunk body made by this pass"
             return
         if self.sator is None:
