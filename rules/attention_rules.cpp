@@ -4,12 +4,10 @@
 #include <cmath>
 #include <optional>
 
-#include "rules/causal_mask.h"
+#include "rules/attention_builder.h"
 
 namespace sator::rules {
 
-using eg::Id;
-using eg::kNoId;
 using eg::Subst;
 
 const std::vector<RuleInfo>& recompose_rule_info() {
@@ -35,77 +33,7 @@ const std::vector<RuleInfo>& attention_rule_info() {
 }
 
 namespace {
-
-struct Builder {
-  TensorEGraph& t;
-
-  const std::vector<SymExpr>* shape(Id c) const { return t.analysis.shape(t.egraph, c); }
-  std::optional<DType> dtype(const eg::EGraph& g, Id c) const {
-    const TensorData& d = t.analysis.data(g.find(c));
-    if (d.result != Node::Result::Tensor) return std::nullopt;
-    return d.type.dtype;
-  }
-  bool equal(const SymExpr& a, const SymExpr& b) const { return t.prover.is_equal(a, b); }
-  bool same_dims(const std::vector<SymExpr>& a, const std::vector<SymExpr>& b) const {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i)
-      if (!equal(a[i], b[i])) return false;
-    return true;
-  }
-  const NodeAttrs& attrs(const eg::EGraph& g, Id n) const { return t.lang.attrs(g.attr(n)); }
-  // Nodes of class `cls` with operator `op` (collected: adding nodes may move the list).
-  std::vector<Id> nodes(const eg::EGraph& g, Id cls, const char* op) const {
-    std::vector<Id> out;
-    const auto id = t.lang.find_op(op);
-    if (!id) return out;
-    for (Id n : g.class_nodes(cls))
-      if (g.op(n) == *id) out.push_back(n);
-    return out;
-  }
-  Id child(const eg::EGraph& g, Id n, size_t i) const { return g.find(g.children(n)[i]); }
-  // The number a node multiplies or divides by (its second argument).
-  std::optional<Value> scalar_arg(const eg::EGraph& g, Id n) const {
-    const NodeAttrs& a = attrs(g, n);
-    if (a.args.size() != 2 || g.children(n).size() != 1) return std::nullopt;
-    const Value& v = a.args[1];
-    if (v.kind != Value::Kind::Float && v.kind != Value::Kind::Int) return std::nullopt;
-    return v;
-  }
-  static double number(const Value& v) { return v.kind == Value::Kind::Int ? static_cast<double>(v.i) : v.f; }
-
-  Id add(eg::EGraph& g, const char* op, const NodeAttrs& a, std::vector<Id> kids) {
-    return g.add(t.lang.op(op), t.lang.intern(a), kids);
-  }
-  Id matmul(eg::EGraph& g, Id a, Id b) {
-    NodeAttrs at;
-    at.args = {Value::of_node(0), Value::of_node(1)};
-    return add(g, "aten.matmul.default", at, {a, b});
-  }
-  Id scalar_op(eg::EGraph& g, const char* op, Id x, const Value& c) {
-    NodeAttrs at;
-    at.args = {Value::of_node(0), c};
-    return add(g, op, at, {x});
-  }
-};
-
-// The last-two-dims transpose permutation of a rank-r tensor.
-bool is_last_two_swap(const std::vector<int64_t>& dims) {
-  const size_t r = dims.size();
-  if (r < 2) return false;
-  for (size_t i = 0; i + 2 < r; ++i)
-    if (dims[i] != static_cast<int64_t>(i)) return false;
-  return dims[r - 2] == static_cast<int64_t>(r - 1) && dims[r - 1] == static_cast<int64_t>(r - 2);
-}
-
-std::vector<int64_t> int_list(const Value& v, size_t rank) {
-  std::vector<int64_t> out;
-  if (v.kind == Value::Kind::Int) out.push_back(v.i);
-  for (const Value& x : v.list) out.push_back(x.i);
-  for (int64_t& d : out)
-    if (d < 0) d += static_cast<int64_t>(rank);
-  return out;
-}
-
+using Builder = AttentionBuilder;
 }  // namespace
 
 std::vector<eg::Rewrite> recompose_rules(TensorEGraph& t) {
@@ -260,124 +188,26 @@ std::vector<eg::Rewrite> recompose_rules(TensorEGraph& t) {
 // The attention rule's builder: `matmul(p, v)` where class `sm_class` holds
 // `_softmax(scores, -1)` and p is that softmax (or its dropout, dropout_p > 0).
 Id fuse_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id sm_class, Id scores, Id v, double dropout_p) {
-  const auto *ss = b->shape(scores), *sv_found = b->shape(v);
-  if (!ss || !sv_found || ss->size() != 4 || sv_found->size() != 4) return kNoId;
-  // Copied: the nodes added below may move the analysis' storage.
-  const std::vector<SymExpr> sv = *sv_found;
-  // Softmax over the last dimension, no upcast.
-  bool last_dim = false;
-  for (Id sm : b->nodes(g, sm_class, "aten._softmax.default")) {
-    const NodeAttrs& a = b->attrs(g, sm);
-    last_dim |= b->child(g, sm, 0) == g.find(scores) && a.args.size() == 3 &&
-                (a.args[1].i == 3 || a.args[1].i == -1) && !a.args[2].b;
-  }
-  if (!last_dim) return kNoId;
-  const auto qdt = b->dtype(g, scores);
-  if (!qdt || !is_floating(*qdt)) return kNoId;
-
-  // Scores: [mask +] scale * matmul(q, kᵀ); collect every form present.
-  struct Form {
-    Id scores;  // the class holding matmul(q, kᵀ)
-    std::optional<Value> scale;
-    bool divide = false;
-    Id mask = kNoId;
-    Id scale_tensor = kNoId;  // a 0-d tensor scale: applied to q first
-  };
-  std::vector<Form> forms;
-  auto scaled_forms = [&](Id cls, Id mask) {
-    forms.push_back(Form{cls, std::nullopt, false, mask, kNoId});
-    for (const char* op : {"aten.mul.Tensor", "aten.div.Tensor"})
-      for (Id n : b->nodes(g, cls, op)) {
-        if (auto c = b->scalar_arg(g, n)) {
-          forms.push_back(Form{b->child(g, n, 0), c, op[5] == 'd', mask, kNoId});
-        } else if (g.children(n).size() == 2) {
-          const Id c = b->child(g, n, 1);
-          const auto* sc = b->shape(c);
-          if (!sc || !sc->empty() || b->dtype(g, c) != qdt) continue;
-          if (auto k = b->t.analysis.constant(g, c)) {
-            // A 0-d tensor holding a known number: a number scale.
-            forms.push_back(Form{b->child(g, n, 0), Value::of_float(*k), op[5] == 'd', mask, kNoId});
-          } else {
-            // A scale computed at run time: (q·c)kᵀ = c·(qkᵀ).
-            forms.push_back(Form{b->child(g, n, 0), std::nullopt, op[5] == 'd', mask, c});
-          }
-        }
-      }
-  };
-  scaled_forms(g.find(scores), kNoId);
-  for (Id add : b->nodes(g, g.find(scores), "aten.add.Tensor")) {
-    if (g.children(add).size() != 2 || !b->attrs(g, add).kwargs.empty()) continue;
-    scaled_forms(b->child(g, add, 0), b->child(g, add, 1));
-  }
+  if (!softmax_of(b, g, sm_class, scores)) return kNoId;
   Id result = kNoId;
-  for (const Form& f : forms) {
-    for (Id mm : b->nodes(g, f.scores, "aten.matmul.default")) {
-      const Id q = b->child(g, mm, 0), kt = b->child(g, mm, 1);
-      const auto* sq_found = b->shape(q);
-      if (!sq_found || sq_found->size() != 4 || b->dtype(g, q) != qdt || b->dtype(g, v) != qdt) continue;
-      const std::vector<SymExpr> sq = *sq_found;
-      for (const char* tr : {"aten.permute.default", "aten.transpose.int"}) {
-        for (Id p : b->nodes(g, kt, tr)) {
-          const NodeAttrs& pa = b->attrs(g, p);
-          bool swap = false;
-          if (tr[5] == 'p') swap = pa.args.size() == 2 && is_last_two_swap(int_list(pa.args[1], 4));
-          else if (pa.args.size() == 3) {
-            auto d = int_list(Value::of_list({pa.args[1], pa.args[2]}), 4);
-            swap = (d[0] == 2 && d[1] == 3) || (d[0] == 3 && d[1] == 2);
-          }
-          // Any other permute of a 4-D x is kᵀ for k = permute(x, A), A its
-          // dims with the last two swapped (the form a greedy composition of
-          // k's own permute with the transpose leaves).
-          std::vector<int64_t> k_dims;
-          if (!swap && tr[5] == 'p' && pa.args.size() == 2) {
-            const std::vector<int64_t> d = int_list(pa.args[1], 4);
-            if (d.size() == 4) k_dims = {d[0], d[1], d[3], d[2]};
-          }
-          if (!swap && k_dims.empty()) continue;
-          Id k = b->child(g, p, 0);
-          if (!k_dims.empty()) {
-            NodeAttrs ka;
-            ka.args = {Value::of_node(0), Value::of_list({Value::of_int(k_dims[0]), Value::of_int(k_dims[1]),
-                                                          Value::of_int(k_dims[2]), Value::of_int(k_dims[3])})};
-            k = b->add(g, "aten.permute.default", ka, {k});
-          }
-          const auto* sk = b->shape(k);
-          if (!sk || !b->same_dims(std::vector<SymExpr>(sk->begin(), sk->begin() + 2),
-                                   std::vector<SymExpr>(sq.begin(), sq.begin() + 2)) ||
-              !b->same_dims(std::vector<SymExpr>(sv.begin(), sv.begin() + 3),
-                            std::vector<SymExpr>(sk->begin(), sk->begin() + 3)))
-            continue;
-          // An additive mask of q's dtype (SDPA's boolean masks mean something else).
-          if (f.mask != kNoId && b->dtype(g, f.mask) != qdt) continue;
-          // A mask that is the causal triangle becomes is_causal (SDPA's own,
-          // faster path); any other additive mask is passed as it is.
-          const auto* sm = f.mask == kNoId ? nullptr : b->shape(f.mask);
-          const bool causal = sm && sm->size() >= 2 &&
-                              b->equal((*sm)[sm->size() - 2], sq[2]) &&
-                              b->equal((*sm)[sm->size() - 1], (*sk)[2]) &&
-                              is_causal_mask(b->t, f.mask);
-          const bool pass_mask = f.mask != kNoId && !causal;
-          NodeAttrs at;
-          at.args = {Value::of_node(0), Value::of_node(1), Value::of_node(2),
-                     pass_mask ? Value::of_node(3) : Value::none(), Value::of_float(dropout_p),
-                     Value::of_bool(causal)};
-          double scale = f.scale ? (f.divide ? 1.0 / Builder::number(*f.scale) : Builder::number(*f.scale)) : 1.0;
-          Id query = q;
-          if (f.scale_tensor != kNoId) {
-            NodeAttrs sa;
-            sa.args = {Value::of_node(0), Value::of_node(1)};
-            query = b->add(g, f.divide ? "aten.div.Tensor" : "aten.mul.Tensor", sa, {q, f.scale_tensor});
-            scale = 1.0;
-          }
-          at.kwargs.emplace_back("scale", Value::of_float(scale));
-          std::vector<Id> kids = {query, k, g.find(v)};
-          if (pass_mask) kids.push_back(f.mask);
-          const Id sdpa = b->add(g, "aten.scaled_dot_product_attention.default", at, kids);
-          if (result != kNoId) g.union_classes(result, sdpa, "attention");
-          result = sdpa;
-        }
-      }
+  for (const AttentionForm& f : attention_forms(b, g, scores, v)) {
+    NodeAttrs at;
+    at.args = {Value::of_node(0), Value::of_node(1), Value::of_node(2),
+               f.mask != kNoId ? Value::of_node(3) : Value::none(), Value::of_float(dropout_p), Value::of_bool(f.causal)};
+    double scale = f.scale;
+    Id query = f.q;
+    if (f.scale_tensor != kNoId) {
+      NodeAttrs sa;
+      sa.args = {Value::of_node(0), Value::of_node(1)};
+      query = b->add(g, f.divide ? "aten.div.Tensor" : "aten.mul.Tensor", sa, {f.q, f.scale_tensor});
+      scale = 1.0;
     }
+    at.kwargs.emplace_back("scale", Value::of_float(scale));
+    std::vector<Id> kids = {query, f.k, g.find(v)};
+    if (f.mask != kNoId) kids.push_back(f.mask);
+    const Id sdpa = b->add(g, "aten.scaled_dot_product_attention.default", at, kids);
+    if (result != kNoId) g.union_classes(result, sdpa, "attention");
+    result = sdpa;
   }
   return result;
 }
