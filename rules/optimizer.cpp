@@ -9,6 +9,7 @@
 #include "ir/shape_check.h"
 #include "ir/tensor_egraph.h"
 #include "rules/attention_rules.h"
+#include "rules/attention_train_rules.h"
 #include "rules/layout_rules.h"
 
 namespace sator::rules {
@@ -68,10 +69,12 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
   TensorEGraph t(input);
   std::vector<eg::Rewrite> rules = layout_rules(t);
   for (eg::Rewrite& r : recompose_rules(t)) rules.push_back(std::move(r));
-  // Training graphs keep their attention decomposed: fusing the forward alone
-  // would keep the scores alive for the backward and save nothing.
+  // Training graphs fuse attention's forward and backward together: the
+  // forward alone would keep the scores alive for the backward and save nothing.
   if (!is_training_graph(input))
     for (eg::Rewrite& r : attention_rules(t, options.fuse_dropout)) rules.push_back(std::move(r));
+  else
+    for (eg::Rewrite& r : attention_train_rules(t)) rules.push_back(std::move(r));
   eg::Runner runner;
   runner.with_iter_limit(options.iter_limit).with_node_limit(options.node_limit).with_time_limit(options.time_limit_s);
   r.stop = runner.run(t.egraph, rules);

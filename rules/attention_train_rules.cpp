@@ -1,0 +1,185 @@
+// Attention in joint training graphs: the forward and its backward fused
+// together (attention_train_rules.h).
+#include "rules/attention_train_rules.h"
+
+#include "rules/attention_builder.h"
+
+namespace sator::rules {
+
+const std::vector<RuleInfo>& attention_train_rule_info() {
+  static const std::vector<RuleInfo> info = {
+      {"attention-training",
+       "O = matmul(P, v), P = _softmax(matmul(q, kᵀ)·s [+ m], -1) with the backward dS = fma(-P, sum(dP·P, -1), dP·P), "
+       "dP = matmul(dO, vᵀ): O, dQ = matmul(dS·s, k), dK = matmul((dS·s)ᵀ, q), dV = matmul(Pᵀ, dO) = "
+       "_scaled_dot_product_efficient_attention(q, k, v, m) and its _backward"},
+  };
+  return info;
+}
+
+namespace {
+
+using eg::Subst;
+using Builder = AttentionBuilder;
+
+NodeAttrs positional(size_t n) {
+  NodeAttrs a;
+  for (size_t i = 0; i < n; ++i) a.args.push_back(Value::of_node(static_cast<NodeId>(i)));
+  return a;
+}
+
+Id permute(Builder& b, eg::EGraph& g, Id x, std::vector<int64_t> dims) {
+  NodeAttrs a;
+  std::vector<Value> d;
+  for (int64_t i : dims) d.push_back(Value::of_int(i));
+  a.args = {Value::of_node(0), Value::of_list(std::move(d))};
+  return b.add(g, "aten.permute.default", a, {x});
+}
+
+Id transpose4(Builder& b, eg::EGraph& g, Id x) { return permute(b, g, x, {0, 1, 3, 2}); }
+
+Id matmul(Builder& b, eg::EGraph& g, Id x, Id y) { return b.add(g, "aten.matmul.default", positional(2), {x, y}); }
+
+Id view(Builder& b, eg::EGraph& g, Id x, const std::vector<SymExpr>& shape) {
+  NodeAttrs a;
+  std::vector<Value> sizes;
+  for (const SymExpr& e : shape) sizes.push_back(e.as_constant() ? Value::of_int(*e.as_constant()) : Value::of_sym(e));
+  a.args = {Value::of_node(0), Value::of_list(std::move(sizes))};
+  return b.add(g, "aten.view.default", a, {x});
+}
+
+// matmul(x, y) = r for 4-D x, y, r, in both the forms a graph may compute it:
+// the 4-D matmul and AOTAutograd's bmm of the flattened operands.
+void union_product(Builder& b, eg::EGraph& g, Id x, Id y, Id r) {
+  g.union_classes(matmul(b, g, x, y), r, "attention-training");
+  const auto *sx = b.shape(x), *sy = b.shape(y);
+  if (!sx || !sy || sx->size() != 4 || sy->size() != 4) return;
+  const SymExpr n = (*sx)[0] * (*sx)[1];
+  const SymExpr l = (*sx)[2], e = (*sx)[3], s = (*sy)[3];
+  const Id flat = b.add(g, "aten.bmm.default", positional(2), {view(b, g, x, {n, l, e}), view(b, g, y, {n, e, s})});
+  g.union_classes(flat, view(b, g, r, {n, l, s}), "attention-training");
+}
+
+Id getitem(Builder& b, eg::EGraph& g, Id tuple, int64_t i) {
+  NodeAttrs a;
+  a.args = {Value::of_node(0), Value::of_int(i)};
+  return b.add(g, "getitem", a, {tuple});
+}
+
+// The class `x` scaled as the forward scaled the scores (x·c or x / c, c a
+// number or a run-time 0-d tensor), if the graph has it.
+std::optional<Id> scaled_like(Builder& b, eg::EGraph& g, Id x, const AttentionForm& f) {
+  if (!f.scale_value && f.scale_tensor == kNoId) return g.find(x);
+  const auto op = b.t.lang.find_op(f.divide ? "aten.div.Tensor" : "aten.mul.Tensor");
+  if (!op) return std::nullopt;
+  if (f.scale_tensor != kNoId)
+    return g.lookup(*op, b.t.lang.intern(positional(2)), std::vector<Id>{g.find(x), g.find(f.scale_tensor)});
+  NodeAttrs a;
+  a.args = {Value::of_node(0), *f.scale_value};
+  return g.lookup(*op, b.t.lang.intern(a), std::vector<Id>{g.find(x)});
+}
+
+// x·c or x / c for the run-time scale c.
+Id scale_by_tensor(Builder& b, eg::EGraph& g, Id x, const AttentionForm& f) {
+  return b.add(g, f.divide ? "aten.div.Tensor" : "aten.mul.Tensor", positional(2), {x, g.find(f.scale_tensor)});
+}
+
+// v from dP = matmul(dO, vᵀ): every (dO, v) the class offers, v as [B, H, S, Ev].
+std::vector<std::pair<Id, Id>> grad_and_value(Builder& b, eg::EGraph& g, Id dp) {
+  std::vector<std::pair<Id, Id>> out;
+  for (Id mm : b.nodes(g, g.find(dp), "aten.matmul.default")) {
+    const Id d_out = b.child(g, mm, 0), vt = b.child(g, mm, 1);
+    for (Id p : b.nodes(g, vt, "aten.permute.default")) {
+      const NodeAttrs& pa = b.attrs(g, p);
+      if (pa.args.size() != 2) continue;
+      const std::vector<int64_t> d = int_list(pa.args[1], 4);
+      if (d.size() != 4) continue;
+      // vᵀ = permute(x, A): v = permute(x, A with its last two swapped).
+      const Id x = b.child(g, p, 0);
+      out.push_back({d_out, is_last_two_swap(d) ? x : permute(b, g, x, {d[0], d[1], d[3], d[2]})});
+    }
+  }
+  return out;
+}
+
+Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id p, Id dp, Id d_scores) {
+  // P = _softmax(scores, -1).
+  std::vector<Id> scores_classes;
+  for (Id sm : b->nodes(g, g.find(p), "aten._softmax.default"))
+    if (softmax_of(b, g, g.find(p), b->child(g, sm, 0))) scores_classes.push_back(b->child(g, sm, 0));
+  const auto mm_op = b->t.lang.find_op("aten.matmul.default");
+  if (scores_classes.empty() || !mm_op) return kNoId;
+  for (const auto& [d_out, v] : grad_and_value(*b, g, dp)) {
+    // The forward output O = matmul(P, v) must be in the graph.
+    const auto o = g.lookup(*mm_op, b->t.lang.intern(positional(2)), std::vector<Id>{g.find(p), g.find(v)});
+    if (!o) continue;
+    const auto *sv = b->shape(v), *sdo = b->shape(d_out), *so = b->shape(*o);
+    if (!sv || !sdo || !so || sv->size() != 4 || !b->same_dims(*sdo, *so)) continue;
+    for (Id scores : scores_classes) {
+      for (const AttentionForm& f : attention_forms(b, g, scores, v)) {
+        // A run-time scale c (a constant of the sizes: no gradient of its
+        // own) goes into q: (q·c)kᵀ; then dq = c·dq'. The mask's gradient (a
+        // learned bias) is not asked for.
+        const auto ds = scaled_like(*b, g, d_scores, f);
+        if (!ds) continue;
+        const bool masked = f.mask != kNoId, runtime_scale = f.scale_tensor != kNoId;
+        const Id q0 = g.find(f.q), k = g.find(f.k);
+        const Id q = runtime_scale ? scale_by_tensor(*b, g, q0, f) : q0;
+        NodeAttrs fa = positional(3);
+        fa.args.push_back(masked ? Value::of_node(3) : Value::none());
+        fa.args.push_back(Value::of_bool(true));  // compute_log_sumexp: the backward needs it
+        fa.args.push_back(Value::of_float(0.0));
+        fa.args.push_back(Value::of_bool(f.causal));
+        fa.kwargs.emplace_back("scale", Value::of_float(f.scale));
+        std::vector<Id> fk = {q, k, g.find(v)};
+        if (masked) fk.push_back(f.mask);
+        const Id fwd = b->add(g, "aten._scaled_dot_product_efficient_attention.default", fa, fk);
+        const Id out = getitem(*b, g, fwd, 0), lse = getitem(*b, g, fwd, 1);
+        const Id seed = getitem(*b, g, fwd, 2), offset = getitem(*b, g, fwd, 3);
+        NodeAttrs ba = positional(4);
+        ba.args.push_back(masked ? Value::of_node(4) : Value::none());
+        for (NodeId i = 5; i < 9; ++i) ba.args.push_back(Value::of_node(masked ? i : i - 1));
+        ba.args.push_back(Value::of_float(0.0));
+        ba.args.push_back(Value::of_list({Value::of_bool(true), Value::of_bool(true), Value::of_bool(true), Value::of_bool(false)}));
+        ba.args.push_back(Value::of_bool(f.causal));
+        ba.kwargs.emplace_back("scale", Value::of_float(f.scale));
+        std::vector<Id> bk = {g.find(d_out), q, k, g.find(v)};
+        if (masked) bk.push_back(f.mask);
+        for (Id x : {out, lse, seed, offset}) bk.push_back(x);
+        const Id bwd = b->add(g, "aten._scaled_dot_product_efficient_attention_backward.default", ba, bk);
+        const Id dq = getitem(*b, g, bwd, 0), dk = getitem(*b, g, bwd, 1), dv = getitem(*b, g, bwd, 2);
+        // What the decomposed graph computes, each in the forms AOTAutograd writes.
+        g.union_classes(*o, out, "attention-training");
+        union_product(*b, g, *ds, k, runtime_scale ? scale_by_tensor(*b, g, dq, f) : dq);
+        union_product(*b, g, transpose4(*b, g, *ds), q0, dk);
+        union_product(*b, g, transpose4(*b, g, q0), *ds, transpose4(*b, g, dk));
+        union_product(*b, g, transpose4(*b, g, g.find(p)), g.find(d_out), dv);
+        return kNoId;  // the unions are the rewrite: dS itself has no fused form
+      }
+    }
+  }
+  return kNoId;
+}
+
+}  // namespace
+
+std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t) {
+  auto b = std::make_shared<Builder>(Builder{t});
+  std::vector<eg::Rewrite> rs;
+  // The softmax backward as AOTAutograd decomposes _softmax_backward_data.
+  rs.emplace_back("attention-training", t.lang,
+                  "(prims.fma.default (aten.neg.default ?p) (aten.sum.dim_IntList@_ (aten.mul.Tensor ?dp ?p)) (aten.mul.Tensor ?dp ?p))",
+                  [b](eg::EGraph& g, Id eclass, Subst s) -> Id {
+                    // sum over the last dim, keepdim.
+                    bool last = false;
+                    for (Id sum : b->nodes(g, b->child(g, s.root, 1), "aten.sum.dim_IntList")) {
+                      const NodeAttrs& a = b->attrs(g, sum);
+                      last |= a.args.size() >= 3 && int_list(a.args[1], 4) == std::vector<int64_t>{3} &&
+                              a.args[2].kind == Value::Kind::Bool && a.args[2].b;
+                    }
+                    if (!last) return kNoId;
+                    return fuse_training_attention(b, g, s[0], s[1], eclass);
+                  });
+  return rs;
+}
+
+}  // namespace sator::rules

@@ -1,0 +1,33 @@
+// Attention in joint training graphs, forward and backward fused together.
+//
+// The forward's softmax output P is saved for the backward, so fusing the
+// forward alone keeps the L×S scores alive and saves nothing. The rule
+// matches the backward's core — AOTAutograd's decomposition of
+// _softmax_backward_data,
+//   dS = fma(-P, sum(dP·P, -1, keepdim), dP·P),   dP = matmul(dO, vᵀ),
+// — finds its forward through P = _softmax(scores, -1) (scores read as
+// attention_builder.h reads them: [mask +] s·matmul(q, kᵀ)) and O =
+// matmul(P, v), and adds
+//   (O, lse, seed, offset) = _scaled_dot_product_efficient_attention(q, k, v, m, True, 0, causal, scale=s)
+//   (dq, dk, dv, _)        = _scaled_dot_product_efficient_attention_backward(dO, q, k, v, m, O, lse, seed,
+//                                                                              offset, 0, [T,T,T,F], causal, scale=s)
+// merging O, matmul(dS·s, k) = dq, matmul((dS·s)ᵀ, q) = dk (and its
+// transposed form matmul(qᵀ, dS·s) = dkᵀ) and matmul(Pᵀ, dO) = dv with what
+// the graph computes. Extraction then finds the fused graph cheaper, the
+// scores no longer needed by anything. Attention with dropout in the forward
+// is left alone (the kernel draws its own numbers); a run-time 0-d scale and
+// a mask's own gradient too.
+#pragma once
+
+#include <vector>
+
+#include "egraph/rewrite.h"
+#include "ir/tensor_egraph.h"
+#include "rules/layout_rules.h"
+
+namespace sator::rules {
+
+const std::vector<RuleInfo>& attention_train_rule_info();
+std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t);
+
+}  // namespace sator::rules
