@@ -6,6 +6,7 @@
 
 #include "check/rule_cases.h"
 #include "rules/attention_rules.h"
+#include "rules/attention_train_rules.h"
 #include "rules/layout_rules.h"
 
 namespace sator::check {
@@ -97,6 +98,43 @@ NodeId attention(Draw& d, size_t rank, bool dropout) {
   return d.b.op("aten.matmul.default", {B::ref(p), B::ref(v)});
 }
 
+// Attention's forward and backward as AOTAutograd writes a joint graph:
+// O = matmul(P, v), P = _softmax(matmul(q, kᵀ) · c [+ mask], -1); given dO,
+// dS = fma(-P, sum(dP·P, -1), dP·P) with dP = matmul(dO, vᵀ), then dQ =
+// matmul(dS·c, k) (the root), dK = matmul((dS·c)ᵀ, q) or its transpose form
+// matmul(qᵀ, dS·c), dV = matmul(Pᵀ, dO); O, dK and dV are outputs too.
+NodeId attention_training(Draw& d) {
+  const std::vector<SymExpr> batch = d.shape(2);
+  const int mask_kind = static_cast<int>(d.integer(0, 2));  // none, [L,S] input, causal iota
+  const SymExpr L = d.size(), E = d.size(), Ev = d.size();
+  const SymExpr S = mask_kind == 2 ? L : d.size();
+  const NodeId q = d.b.input(cat(batch, {L, E})), k = d.b.input(cat(batch, {S, E})), v = d.b.input(cat(batch, {S, Ev}));
+  const NodeId qk = d.b.op("aten.matmul.default", {B::ref(q), B::ref(transposed(d, k, 4))});
+  const char* scale_op = d.coin() ? "aten.mul.Tensor" : "aten.div.Tensor";
+  Value scale = Value::of_float(d.number());
+  if (const int64_t kind = d.integer(0, 2); kind == 1)
+    scale = B::ref(d.b.op("aten.scalar_tensor.default", {scale}, {{"dtype", Value::of_dtype(DType::Float32)}}));
+  else if (kind == 2)
+    scale = B::ref(d.b.input({}));  // computed at run time
+  NodeId s = d.b.op(scale_op, {B::ref(qk), scale});
+  if (mask_kind != 0)
+    s = d.b.op("aten.add.Tensor", {B::ref(s), B::ref(mask_kind == 1 ? d.b.input({L, S}) : iota_mask(d, L, S, 1))});
+  const NodeId p = d.b.op("aten._softmax.default", {B::ref(s), Value::of_int(-1), Value::of_bool(false)});
+  const NodeId o = d.b.op("aten.matmul.default", {B::ref(p), B::ref(v)});
+  const NodeId d_out = d.b.input(cat(batch, {L, Ev}));
+  const NodeId dp = d.b.op("aten.matmul.default", {B::ref(d_out), B::ref(transposed(d, v, 4))});
+  const NodeId dpp = d.b.op("aten.mul.Tensor", {B::ref(dp), B::ref(p)});
+  const NodeId sum = d.b.op("aten.sum.dim_IntList", {B::ref(dpp), B::ints({-1}), Value::of_bool(true)});
+  const NodeId neg = d.b.op("aten.neg.default", {B::ref(p)});
+  const NodeId ds = d.b.op(scale_op, {B::ref(d.b.op("prims.fma.default", {B::ref(neg), B::ref(sum), B::ref(dpp)})), scale});
+  const NodeId dq = d.b.op("aten.matmul.default", {B::ref(ds), B::ref(k)});
+  const NodeId dk = d.coin() ? d.b.op("aten.matmul.default", {B::ref(transposed(d, ds, 4)), B::ref(q)})
+                             : d.b.op("aten.matmul.default", {B::ref(transposed(d, q, 4)), B::ref(ds)});
+  const NodeId dv = d.b.op("aten.matmul.default", {B::ref(transposed(d, p, 4)), B::ref(d_out)});
+  d.extra_outputs = {o, dk, dv};
+  return dq;
+}
+
 // A 16-bit tensor's softmax computed in float32.
 NodeId upcast_softmax(Draw& d, size_t rank, DType t) {
   const NodeId x = d.b.input(d.shape(rank), t);
@@ -175,6 +213,7 @@ std::vector<RuleCase> attention_cases() {
       // The rule fuses 4-D attention ([batch, heads, L, E]), the form SDPA's kernels take.
       {"attention", 4, 4, false, false, [](Draw& d, size_t r) { return attention(d, r, false); }},
       {"attention-dropout", 4, 4, false, true, [](Draw& d, size_t r) { return attention(d, r, true); }},
+      {"attention-training", 4, 4, false, false, [](Draw& d, size_t) { return attention_training(d); }},
   };
 }
 
@@ -183,6 +222,7 @@ RuleFactory shipped_rules() {
     std::vector<eg::Rewrite> rs = rules::layout_rules(t);
     for (eg::Rewrite& r : rules::recompose_rules(t)) rs.push_back(std::move(r));
     for (eg::Rewrite& r : rules::attention_rules(t, /*fuse_dropout=*/true)) rs.push_back(std::move(r));
+    for (eg::Rewrite& r : rules::attention_train_rules(t)) rs.push_back(std::move(r));
     return rs;
   };
 }

@@ -25,6 +25,9 @@ class Draw {
       : b(builder), rng_(rng), symbolic_(symbolic), max_size_(max_size) {}
 
   GraphBuilder& b;
+  // More outputs of the instance after the root: what a rule that rewrites
+  // several values at once (attention-training) must keep equal too.
+  std::vector<NodeId> extra_outputs;
   bool symbolic() const { return symbolic_; }
 
   // A size: concrete, one of 1, 2, 3, 4, 5, 7, 11, 13 (up to the rank's

@@ -29,7 +29,9 @@ Built build_instance(const RuleCase& c, std::mt19937_64& rng, size_t rank, bool 
   Draw d(b, rng, symbolic, size_budget(rank));
   Built out;
   try {
-    out.lhs = b.finish({c.lhs(d, rank)});
+    std::vector<NodeId> outputs = {c.lhs(d, rank)};
+    outputs.insert(outputs.end(), d.extra_outputs.begin(), d.extra_outputs.end());
+    out.lhs = b.finish(outputs);
     out.ok = true;
   } catch (const ShapeError& e) {
     out.error = e.what();  // the generator drew an invalid instance: not the rule's fault

@@ -27,7 +27,7 @@ struct OptimizeCliOptions {
   std::string extractor = "dag", cost = "roofline", device = "h200", chunk = "off";
   std::string memory_budget;
   bool verify = false;
-  bool fuse_dropout = false;
+  bool fuse_dropout = false, no_training_attention = false;
 };
 
 // Options of the CLI contract whose machinery lands with later issues are
@@ -55,6 +55,7 @@ void run_optimize(const OptimizeCliOptions& o) {
   opts.node_limit = o.node_limit;
   opts.time_limit_s = o.time_limit;
   opts.fuse_dropout = o.fuse_dropout;
+  opts.training_attention = !o.no_training_attention;
   opts.extractor = o.extractor;
   opts.cost = o.cost;
   opts.device = o.device;
@@ -121,6 +122,8 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--memory-budget", opt.memory_budget, "with --chunk auto: the fewest chunks whose estimated peak fits (bytes, or 8GiB)");
   cmd->add_flag("--verify", opt.verify, "run input and output on the same random inputs in the float64 reference interpreter "
                 "(symbols at small values) and compare; exit 1 without output if they differ");
+  cmd->add_flag("--no-training-attention", opt.no_training_attention,
+                "keep a joint graph's attention decomposed (default: forward and backward fused together)");
   cmd->add_flag("--fuse-dropout", opt.fuse_dropout,
                 "also fuse attention written with explicit dropout; SDPA draws its own random numbers, so the "
                 "result is equal in distribution, not bit for bit");

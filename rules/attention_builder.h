@@ -82,6 +82,7 @@ struct AttentionForm {
   std::optional<Value> scale_value;  // the number as written, when there is one
   bool divide = false;      // the scale divides (as written)
   Id scale_tensor = kNoId;  // a run-time 0-d scale (q must be scaled by it first)
+  Id scale_class = kNoId;   // a 0-d tensor holding the number scale, when written so
   Id mask = kNoId;          // an additive mask to pass (kNoId: none, or causal)
   bool causal = false;      // the mask was the causal triangle
 };

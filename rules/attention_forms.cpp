@@ -48,6 +48,7 @@ std::vector<AttentionForm> attention_forms(const std::shared_ptr<AttentionBuilde
     bool divide = false;
     Id mask = kNoId;
     Id scale_tensor = kNoId;  // a 0-d tensor scale: applied to q first
+    Id scale_class = kNoId;   // a 0-d tensor scale of known value, as written
   };
   std::vector<Form> forms;
   auto scaled_forms = [&](Id cls, Id mask) {
@@ -62,7 +63,7 @@ std::vector<AttentionForm> attention_forms(const std::shared_ptr<AttentionBuilde
           if (!sc || !sc->empty() || b->dtype(g, c) != qdt) continue;
           if (auto k = b->t.analysis.constant(g, c)) {
             // A 0-d tensor holding a known number: a number scale.
-            forms.push_back(Form{b->child(g, n, 0), Value::of_float(*k), op[5] == 'd', mask, kNoId});
+            forms.push_back(Form{b->child(g, n, 0), Value::of_float(*k), op[5] == 'd', mask, kNoId, c});
           } else {
             // A scale computed at run time: (q·c)kᵀ = c·(qkᵀ).
             forms.push_back(Form{b->child(g, n, 0), std::nullopt, op[5] == 'd', mask, c});
@@ -131,6 +132,7 @@ std::vector<AttentionForm> attention_forms(const std::shared_ptr<AttentionBuilde
           a.divide = f.divide;
           a.scale = f.scale ? (f.divide ? 1.0 / AttentionBuilder::number(*f.scale) : AttentionBuilder::number(*f.scale)) : 1.0;
           a.scale_tensor = f.scale_tensor;
+          a.scale_class = f.scale_class;
           out.push_back(a);
         }
       }

@@ -73,6 +73,8 @@ std::optional<Id> scaled_like(Builder& b, eg::EGraph& g, Id x, const AttentionFo
   if (!op) return std::nullopt;
   if (f.scale_tensor != kNoId)
     return g.lookup(*op, b.t.lang.intern(positional(2)), std::vector<Id>{g.find(x), g.find(f.scale_tensor)});
+  if (f.scale_class != kNoId)  // the number held by a 0-d tensor
+    if (auto r = g.lookup(*op, b.t.lang.intern(positional(2)), std::vector<Id>{g.find(x), g.find(f.scale_class)})) return r;
   NodeAttrs a;
   a.args = {Value::of_node(0), *f.scale_value};
   return g.lookup(*op, b.t.lang.intern(a), std::vector<Id>{g.find(x)});

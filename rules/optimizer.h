@@ -14,6 +14,7 @@ struct OptimizeOptions {
   size_t node_limit = 200000;
   double time_limit_s = 10.0;
   bool fuse_dropout = false;  // attention with explicit dropout -> SDPA's own (changes random draws)
+  bool training_attention = true;  // joint graphs: attention forward and backward fused together
   std::string extractor = "dag";   // tree, dag or ilp (extract/extractors.h)
   std::string cost = "roofline";   // roofline (estimated compiled µs) or nodes (each compute node 1)
   std::string device = "h200";     // the roofline model's device

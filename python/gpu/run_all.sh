@@ -44,6 +44,14 @@ PY
       echo "== eager attention exit $?"; tail -2 "$out/steps.log"; merge ;;
     validate)
       timeout 560 python3 python/gpu/validate_corpus.py corpus/graphs "$out" --deadline 480 ;;
-    *) echo "mode: steps or validate" ;;
+    all)  # everything in one call of at most ~9.5 minutes: the steps first, then as many graphs as time allows
+      t0=$SECONDS
+      for c in sator plain autochunk8 autochunk64; do step $c 140; done
+      timeout 150 python3 python/gpu/eager_attention.py "$tmp/eager.json" >> "$out/steps.log" 2>&1
+      echo "== eager attention exit $?"; tail -2 "$out/steps.log"; merge
+      left=$((540 - (SECONDS - t0)))
+      [ "$left" -gt 40 ] && timeout "$left" python3 python/gpu/validate_corpus.py corpus/graphs "$out" --deadline $((left - 40)) \
+        --first gpt2-124m.train.g0 bert.train.g0 bert.train.dyn.g0 zoo_hf.train.dyn.g0 gptneox.train.g0 gpt2.infer.g0 zoo_sfdp1.infer.g0 ;;
+    *) echo "mode: steps, validate or all" ;;
   esac
 } 2>&1 | tee "$out/log.txt"
