@@ -103,7 +103,7 @@ NodeId attention(Draw& d, size_t rank, bool dropout) {
 // dS = fma(-P, sum(dP·P, -1), dP·P) with dP = matmul(dO, vᵀ), then dQ =
 // matmul(dS·c, k) (the root), dK = matmul((dS·c)ᵀ, q) or its transpose form
 // matmul(qᵀ, dS·c), dV = matmul(Pᵀ, dO); O, dK and dV are outputs too.
-NodeId attention_training(Draw& d) {
+NodeId attention_training(Draw& d, bool dropout) {
   const std::vector<SymExpr> batch = d.shape(2);
   const int mask_kind = static_cast<int>(d.integer(0, 2));  // none, [L,S] input, causal iota
   const SymExpr L = d.size(), E = d.size(), Ev = d.size();
@@ -114,23 +114,41 @@ NodeId attention_training(Draw& d) {
   Value scale = Value::of_float(d.number());
   if (const int64_t kind = d.integer(0, 2); kind == 1)
     scale = B::ref(d.b.op("aten.scalar_tensor.default", {scale}, {{"dtype", Value::of_dtype(DType::Float32)}}));
-  else if (kind == 2)
-    scale = B::ref(d.b.input({}));  // computed at run time
+  else if (kind == 2)  // computed at run time, in [1, 3): a scale near 0 would only test rounding
+    scale = B::ref(d.b.op("aten.add.Tensor", {B::ref(d.b.input({})), Value::of_float(2.0)}));
   NodeId s = d.b.op(scale_op, {B::ref(qk), scale});
   if (mask_kind != 0)
     s = d.b.op("aten.add.Tensor", {B::ref(s), B::ref(mask_kind == 1 ? d.b.input({L, S}) : iota_mask(d, L, S, 1))});
   const NodeId p = d.b.op("aten._softmax.default", {B::ref(s), Value::of_int(-1), Value::of_bool(false)});
-  const NodeId o = d.b.op("aten.matmul.default", {B::ref(p), B::ref(v)});
+  // With dropout: P' = P·keep/(1-p) multiplies v; the backward masks dP the same way.
+  NodeId pv = p, keep = 0;
+  double drop = 0;
+  if (dropout) {
+    drop = d.pick(std::vector<double>{0.1, 0.25, 0.5});
+    const NodeId r = d.b.op("aten.rand.default", {B::sizes(d.b.type(s).shape)}, {{"dtype", Value::of_dtype(DType::Float32)}});
+    keep = d.b.op("aten.gt.Scalar", {B::ref(r), Value::of_float(drop)});
+    pv = d.b.op("aten.mul.Tensor", {B::ref(d.b.op("aten.mul.Tensor", {B::ref(keep), B::ref(p)})), Value::of_float(1.0 / (1.0 - drop))});
+  }
+  const NodeId o = d.b.op("aten.matmul.default", {B::ref(pv), B::ref(v)});
   const NodeId d_out = d.b.input(cat(batch, {L, Ev}));
-  const NodeId dp = d.b.op("aten.matmul.default", {B::ref(d_out), B::ref(transposed(d, v, 4))});
+  NodeId dp = d.b.op("aten.matmul.default", {B::ref(d_out), B::ref(transposed(d, v, 4))});
+  if (dropout) {
+    const NodeId mask = d.b.op("aten.mul.Tensor", {B::ref(d.b.op("prims.convert_element_type.default",
+                                                                  {B::ref(keep), Value::of_dtype(DType::Float32)})),
+                                                   Value::of_float(1.0 / (1.0 - drop))});
+    dp = d.b.op("aten.mul.Tensor", {B::ref(dp), B::ref(mask)});
+  }
   const NodeId dpp = d.b.op("aten.mul.Tensor", {B::ref(dp), B::ref(p)});
   const NodeId sum = d.b.op("aten.sum.dim_IntList", {B::ref(dpp), B::ints({-1}), Value::of_bool(true)});
   const NodeId neg = d.b.op("aten.neg.default", {B::ref(p)});
   const NodeId ds = d.b.op(scale_op, {B::ref(d.b.op("prims.fma.default", {B::ref(neg), B::ref(sum), B::ref(dpp)})), scale});
   const NodeId dq = d.b.op("aten.matmul.default", {B::ref(ds), B::ref(k)});
-  const NodeId dk = d.coin() ? d.b.op("aten.matmul.default", {B::ref(transposed(d, ds, 4)), B::ref(q)})
-                             : d.b.op("aten.matmul.default", {B::ref(transposed(d, q, 4)), B::ref(ds)});
-  const NodeId dv = d.b.op("aten.matmul.default", {B::ref(transposed(d, p, 4)), B::ref(d_out)});
+  // The backward's transposes as permutes (what the rule writes; transpose.int
+  // meets them through the layout rules, not checked here).
+  auto tr = [&](NodeId x) { return d.b.op("aten.permute.default", {B::ref(x), B::ints(last_two_swapped(4))}); };
+  const NodeId dk = d.coin() ? d.b.op("aten.matmul.default", {B::ref(tr(ds)), B::ref(q)})
+                             : d.b.op("aten.matmul.default", {B::ref(tr(q)), B::ref(ds)});
+  const NodeId dv = d.b.op("aten.matmul.default", {B::ref(tr(pv)), B::ref(d_out)});
   d.extra_outputs = {o, dk, dv};
   return dq;
 }
@@ -213,7 +231,8 @@ std::vector<RuleCase> attention_cases() {
       // The rule fuses 4-D attention ([batch, heads, L, E]), the form SDPA's kernels take.
       {"attention", 4, 4, false, false, [](Draw& d, size_t r) { return attention(d, r, false); }},
       {"attention-dropout", 4, 4, false, true, [](Draw& d, size_t r) { return attention(d, r, true); }},
-      {"attention-training", 4, 4, false, false, [](Draw& d, size_t) { return attention_training(d); }},
+      {"attention-training", 4, 4, false, false, [](Draw& d, size_t) { return attention_training(d, false); }},
+      {"attention-training-dropout", 4, 4, false, true, [](Draw& d, size_t) { return attention_training(d, true); }},
   };
 }
 
@@ -222,7 +241,7 @@ RuleFactory shipped_rules() {
     std::vector<eg::Rewrite> rs = rules::layout_rules(t);
     for (eg::Rewrite& r : rules::recompose_rules(t)) rs.push_back(std::move(r));
     for (eg::Rewrite& r : rules::attention_rules(t, /*fuse_dropout=*/true)) rs.push_back(std::move(r));
-    for (eg::Rewrite& r : rules::attention_train_rules(t)) rs.push_back(std::move(r));
+    for (eg::Rewrite& r : rules::attention_train_rules(t, /*fuse_dropout=*/true)) rs.push_back(std::move(r));
     return rs;
   };
 }

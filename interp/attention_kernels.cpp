@@ -32,9 +32,10 @@ Tensor64 sdpa(const Tensor64& q, const Tensor64& k, const Tensor64& v, const Sdp
   }
   Tensor64 probs = softmax(attention_scores(q, key, options), -1);
   if (options.dropout_p != 0.0) {
-    if (!options.uniform) throw InterpError("attention with dropout is random: no random draws were allowed");
+    if (!options.uniform && !options.replay) throw InterpError("attention with dropout is random: no random draws were allowed");
     const double p = options.dropout_p;
-    const Tensor64 u = options.uniform(probs.shape);
+    const Tensor64 u = options.replay ? *options.replay : options.uniform(probs.shape);
+    options.drawn = u;
     // x * keep * scale, as torch's dropout computes it (a NaN stays NaN when dropped).
     probs = zip(probs, u, [p](double x, double r) { return x * (r > p ? 1.0 : 0.0) / (1.0 - p); }, probs.dtype);
   }
@@ -79,14 +80,23 @@ Tensor64 logsumexp_last(const Tensor64& scores) {
 
 SdpaGrads sdpa_backward(const Tensor64& dout, const Tensor64& q, const Tensor64& k, const Tensor64& v,
                         const SdpaOptions& options) {
-  if (options.dropout_p != 0.0)
+  if (options.dropout_p != 0.0 && !options.replay)
     throw InterpError("attention backward with dropout: the forward's dropout mask is not replayed");
   if (options.enable_gqa) throw InterpError("attention backward with grouped-query heads is not supported");
   const double scale = scale_of(q, options);
   const Tensor64 p = softmax(attention_scores(q, k, options), -1);
   SdpaGrads g;
-  g.dv = matmul(transpose(p, -2, -1), dout);
-  const Tensor64 dp = matmul(dout, transpose(v, -2, -1));
+  Tensor64 dp;
+  if (options.dropout_p != 0.0) {
+    // The forward used pd = p·keep/(1-p'): dv from pd, dp through the same mask.
+    const double drop = options.dropout_p;
+    const auto keep = [drop](double x, double r) { return x * (r > drop ? 1.0 : 0.0) / (1.0 - drop); };
+    g.dv = matmul(transpose(zip(p, *options.replay, keep, p.dtype), -2, -1), dout);
+    dp = zip(matmul(dout, transpose(v, -2, -1)), *options.replay, keep, p.dtype);
+  } else {
+    g.dv = matmul(transpose(p, -2, -1), dout);
+    dp = matmul(dout, transpose(v, -2, -1));
+  }
   const Tensor64 row = sum(zip(dp, p, std::multiplies<double>(), p.dtype), {-1}, true);
   g.dscores = zip(p, zip(dp, row, std::minus<double>(), p.dtype), std::multiplies<double>(), p.dtype);
   g.dq = map(matmul(g.dscores, k), [scale](double x) { return x * scale; }, q.dtype);

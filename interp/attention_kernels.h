@@ -20,6 +20,10 @@ struct SdpaOptions {
   // it into, so the two can be compared on the same draws).
   double dropout_p = 0.0;
   std::function<Tensor64(const Shape&)> uniform;
+  // The forward's draws replayed (a fused kernel's backward reuses its
+  // forward's mask), and where the forward leaves the draws it made.
+  std::optional<Tensor64> replay;
+  mutable std::optional<Tensor64> drawn;
 };
 // softmax(q kᵀ · scale + mask) v, exactly torch's documented reference.
 Tensor64 sdpa(const Tensor64& q, const Tensor64& k, const Tensor64& v, const SdpaOptions& options);

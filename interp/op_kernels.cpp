@@ -1,6 +1,7 @@
 // The interpreter's kernel for each op of the op table it evaluates: a thin
 // binding of the op's schema arguments to the kernels of layout_kernels,
 // math_kernels and matmul_kernels.
+#include <map>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -74,12 +75,26 @@ K sdpa_op(const OpArgs& a) {
   return typed(a, sdpa(a.tensor("query"), a.tensor("key"), a.tensor("value"), o));
 }
 
-// The fused kernels' forward: (output, logsumexp, ...); the philox seed and
-// offset are not modelled (their backward refuses dropout).
+// A fused kernel's dropout draws, by the "seed" its forward returns, until
+// its backward replays them (as the kernel regenerates its Philox mask).
+std::map<int64_t, Tensor64>& dropout_draws() {
+  static std::map<int64_t, Tensor64> draws;
+  return draws;
+}
+
+// The fused kernels' forward: (output, logsumexp, seed, offset). With dropout
+// the seed names the draws made, which the backward replays.
 K sdpa_efficient_op(const OpArgs& a) {
   const SdpaOptions o = sdpa_options(a, "attn_bias");
   const Tensor64 &q = a.tensor("query"), &k = a.tensor("key");
   Tensor64 out = sdpa(q, k, a.tensor("value"), o);
+  K seed{}, offset{};
+  if (o.drawn) {
+    static int64_t next = 0;
+    dropout_draws()[++next] = std::move(*o.drawn);
+    seed = T(Tensor64::scalar(static_cast<double>(next), DType::Int64));
+    offset = T(Tensor64::scalar(0.0, DType::Int64));
+  }
   K lse{};
   if (a.flag("compute_log_sumexp")) {
     // [B, H, L] padded to a multiple of 32 rows, as the kernel stores it (padding +inf).
@@ -91,7 +106,7 @@ K sdpa_efficient_op(const OpArgs& a) {
         stored.data[static_cast<size_t>(bh * padded + i)] = rows.data[static_cast<size_t>(bh * L + i)];
     lse = T(std::move(stored));
   }
-  return K::of_tuple({typed(a, std::move(out)), lse, K{}, K{}});
+  return K::of_tuple({typed(a, std::move(out)), lse, seed, offset});
 }
 
 K sdpa_cudnn_op(const OpArgs& a) {
@@ -106,6 +121,16 @@ K sdpa_cudnn_op(const OpArgs& a) {
 // Backward of the fused kernels: (dq, dk, dv[, d_bias]).
 K sdpa_backward_op(const OpArgs& a, const char* dout, const char* mask, bool bias_grad) {
   SdpaOptions o = sdpa_options(a, mask);
+  if (o.dropout_p != 0.0) {
+    const Tensor64& seed = a.tensor("philox_seed");
+    const auto it = seed.data.empty() ? dropout_draws().end()
+                                      : dropout_draws().find(static_cast<int64_t>(seed.data[0]));
+    if (it == dropout_draws().end())
+      throw InterpError("attention backward with dropout: no forward draws for its philox seed");
+    o.replay = std::move(it->second);
+    dropout_draws().erase(it);
+    o.uniform = nullptr;
+  }
   const Tensor64 &q = a.tensor("query"), &k = a.tensor("key"), &v = a.tensor("value");
   SdpaGrads g = sdpa_backward(a.tensor(dout), q, k, v, o);
   std::vector<K> items = {T(cast_to(std::move(g.dq), q.dtype)), T(cast_to(std::move(g.dk), k.dtype)),

@@ -46,13 +46,20 @@ bool has_random_ops(const Graph& g) {
   return false;
 }
 
-// SDPA nodes that drop out (dropout_p, the fifth argument, not 0).
+// Fused attention nodes that drop out (dropout_p not 0).
 size_t sdpa_with_dropout(const Graph& g) {
   size_t count = 0;
   for (const Node& n : g.nodes)
-    if (n.op == "aten.scaled_dot_product_attention.default" && n.args.size() > 4 &&
-        ((n.args[4].kind == Value::Kind::Float && n.args[4].f != 0.0) || (n.args[4].kind == Value::Kind::Int && n.args[4].i != 0)))
+  {
+    // dropout_p: the fifth argument of SDPA, the sixth of the efficient kernel's forward.
+    const size_t at = n.op == "aten.scaled_dot_product_attention.default"                ? 4
+                      : n.op == "aten._scaled_dot_product_efficient_attention.default" ? 5
+                                                                                       : 0;
+    if (at && n.args.size() > at &&
+        ((n.args[at].kind == Value::Kind::Float && n.args[at].f != 0.0) ||
+         (n.args[at].kind == Value::Kind::Int && n.args[at].i != 0)))
       ++count;
+  }
   return count;
 }
 

@@ -2,6 +2,8 @@
 // together (attention_train_rules.h).
 #include "rules/attention_train_rules.h"
 
+#include <cmath>
+
 #include "rules/attention_builder.h"
 
 namespace sator::rules {
@@ -12,6 +14,9 @@ const std::vector<RuleInfo>& attention_train_rule_info() {
        "O = matmul(P, v), P = _softmax(matmul(q, kᵀ)·s [+ m], -1) with the backward dS = fma(-P, sum(dP·P, -1), dP·P), "
        "dP = matmul(dO, vᵀ): O, dQ = matmul(dS·s, k), dK = matmul((dS·s)ᵀ, q), dV = matmul(Pᵀ, dO) = "
        "_scaled_dot_product_efficient_attention(q, k, v, m) and its _backward"},
+      {"attention-training-dropout",
+       "the same with P' = P·keep/(1-p) multiplying v and dP = dP'·keep/(1-p): the kernels with dropout_p = p "
+       "(their own draws: equal in distribution only, so opt-in, --fuse-dropout)"},
   };
   return info;
 }
@@ -103,16 +108,62 @@ std::vector<std::pair<Id, Id>> grad_and_value(Builder& b, eg::EGraph& g, Id dp) 
   return out;
 }
 
-Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id p, Id dp, Id d_scores) {
+// The backward's dP, and with dropout in the forward (P' = P·keep/(1-p)):
+// dP = dP'·(convert(keep)/(1-p)), the probabilities the forward multiplied
+// by v, and p.
+struct Dropped {
+  Id dp_used;      // the class holding matmul(dO, vᵀ)
+  Id p_used;       // what the forward multiplies by v: P, or P'
+  double p = 0.0;  // dropout probability
+};
+
+std::vector<Dropped> dropout_forms(Builder& b, eg::EGraph& g, Id p, Id dp, bool dropout) {
+  std::vector<Dropped> out;
+  if (!dropout) return {{g.find(dp), g.find(p), 0.0}};
+  const auto mul_op = b.t.lang.find_op("aten.mul.Tensor");
+  if (!mul_op) return out;
+  for (Id m : b.nodes(g, g.find(dp), "aten.mul.Tensor")) {
+    if (g.children(m).size() != 2) continue;
+    for (int side = 0; side < 2; ++side) {
+      const Id x = b.child(g, m, static_cast<size_t>(side)), mask = b.child(g, m, static_cast<size_t>(1 - side));
+      // mask = convert(keep, f32) · c, keep = gt(rand, p), c = 1/(1-p).
+      for (Id scaled : b.nodes(g, mask, "aten.mul.Tensor")) {
+        const auto c = b.scalar_arg(g, scaled);
+        if (!c) continue;
+        for (Id cv : b.nodes(g, b.child(g, scaled, 0), "prims.convert_element_type.default")) {
+          const Id keep = b.child(g, cv, 0);
+          for (Id gt : b.nodes(g, keep, "aten.gt.Scalar")) {
+            const auto drop = b.scalar_arg(g, gt);
+            if (!drop || b.nodes(g, b.child(g, gt, 0), "aten.rand.default").empty()) continue;
+            const double pr = Builder::number(*drop);
+            if (!(pr > 0 && pr < 1) || std::abs(Builder::number(*c) * (1.0 - pr) - 1.0) > 1e-9) continue;
+            // The forward: P' = mul(mul(keep, P), c).
+            const auto kept = g.lookup(*mul_op, b.t.lang.intern(positional(2)), std::vector<Id>{g.find(keep), g.find(p)});
+            if (!kept) continue;
+            NodeAttrs sa;
+            sa.args = {Value::of_node(0), *c};
+            const auto dropped = g.lookup(*mul_op, b.t.lang.intern(sa), std::vector<Id>{*kept});
+            if (dropped) out.push_back({g.find(x), *dropped, pr});
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id p, Id dp_in, Id d_scores,
+                           bool fuse_dropout) {
   // P = _softmax(scores, -1).
   std::vector<Id> scores_classes;
   for (Id sm : b->nodes(g, g.find(p), "aten._softmax.default"))
     if (softmax_of(b, g, g.find(p), b->child(g, sm, 0))) scores_classes.push_back(b->child(g, sm, 0));
   const auto mm_op = b->t.lang.find_op("aten.matmul.default");
   if (scores_classes.empty() || !mm_op) return kNoId;
-  for (const auto& [d_out, v] : grad_and_value(*b, g, dp)) {
-    // The forward output O = matmul(P, v) must be in the graph.
-    const auto o = g.lookup(*mm_op, b->t.lang.intern(positional(2)), std::vector<Id>{g.find(p), g.find(v)});
+  for (const Dropped& dr : dropout_forms(*b, g, p, dp_in, fuse_dropout))
+  for (const auto& [d_out, v] : grad_and_value(*b, g, dr.dp_used)) {
+    // The forward output O = matmul(P (or P'), v) must be in the graph.
+    const auto o = g.lookup(*mm_op, b->t.lang.intern(positional(2)), std::vector<Id>{g.find(dr.p_used), g.find(v)});
     if (!o) continue;
     const auto *sv = b->shape(v), *sdo = b->shape(d_out), *so = b->shape(*o);
     if (!sv || !sdo || !so || sv->size() != 4 || !b->same_dims(*sdo, *so)) continue;
@@ -129,7 +180,7 @@ Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id 
         NodeAttrs fa = positional(3);
         fa.args.push_back(masked ? Value::of_node(3) : Value::none());
         fa.args.push_back(Value::of_bool(true));  // compute_log_sumexp: the backward needs it
-        fa.args.push_back(Value::of_float(0.0));
+        fa.args.push_back(Value::of_float(dr.p));
         fa.args.push_back(Value::of_bool(f.causal));
         fa.kwargs.emplace_back("scale", Value::of_float(f.scale));
         std::vector<Id> fk = {q, k, g.find(v)};
@@ -140,7 +191,7 @@ Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id 
         NodeAttrs ba = positional(4);
         ba.args.push_back(masked ? Value::of_node(4) : Value::none());
         for (NodeId i = 5; i < 9; ++i) ba.args.push_back(Value::of_node(masked ? i : i - 1));
-        ba.args.push_back(Value::of_float(0.0));
+        ba.args.push_back(Value::of_float(dr.p));
         ba.args.push_back(Value::of_list({Value::of_bool(true), Value::of_bool(true), Value::of_bool(true), Value::of_bool(false)}));
         ba.args.push_back(Value::of_bool(f.causal));
         ba.kwargs.emplace_back("scale", Value::of_float(f.scale));
@@ -154,7 +205,7 @@ Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id 
         union_product(*b, g, *ds, k, runtime_scale ? scale_by_tensor(*b, g, dq, f) : dq);
         union_product(*b, g, transpose4(*b, g, *ds), q0, dk);
         union_product(*b, g, transpose4(*b, g, q0), *ds, transpose4(*b, g, dk));
-        union_product(*b, g, transpose4(*b, g, g.find(p)), g.find(d_out), dv);
+        union_product(*b, g, transpose4(*b, g, g.find(dr.p_used)), g.find(d_out), dv);
         return kNoId;  // the unions are the rewrite: dS itself has no fused form
       }
     }
@@ -164,23 +215,27 @@ Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id 
 
 }  // namespace
 
-std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t) {
+std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t, bool fuse_dropout) {
   auto b = std::make_shared<Builder>(Builder{t});
   std::vector<eg::Rewrite> rs;
   // The softmax backward as AOTAutograd decomposes _softmax_backward_data.
-  rs.emplace_back("attention-training", t.lang,
-                  "(prims.fma.default (aten.neg.default ?p) (aten.sum.dim_IntList@_ (aten.mul.Tensor ?dp ?p)) (aten.mul.Tensor ?dp ?p))",
-                  [b](eg::EGraph& g, Id eclass, Subst s) -> Id {
-                    // sum over the last dim, keepdim.
-                    bool last = false;
-                    for (Id sum : b->nodes(g, b->child(g, s.root, 1), "aten.sum.dim_IntList")) {
-                      const NodeAttrs& a = b->attrs(g, sum);
-                      last |= a.args.size() >= 3 && int_list(a.args[1], 4) == std::vector<int64_t>{3} &&
-                              a.args[2].kind == Value::Kind::Bool && a.args[2].b;
-                    }
-                    if (!last) return kNoId;
-                    return fuse_training_attention(b, g, s[0], s[1], eclass);
-                  });
+  const char* core =
+      "(prims.fma.default (aten.neg.default ?p) (aten.sum.dim_IntList@_ (aten.mul.Tensor ?dp ?p)) (aten.mul.Tensor ?dp ?p))";
+  auto applier = [b](bool dropout) {
+    return [b, dropout](eg::EGraph& g, Id eclass, Subst s) -> Id {
+      // sum over the last dim, keepdim.
+      bool last = false;
+      for (Id sum : b->nodes(g, b->child(g, s.root, 1), "aten.sum.dim_IntList")) {
+        const NodeAttrs& a = b->attrs(g, sum);
+        last |= a.args.size() >= 3 && int_list(a.args[1], 4) == std::vector<int64_t>{3} &&
+                a.args[2].kind == Value::Kind::Bool && a.args[2].b;
+      }
+      if (!last) return kNoId;
+      return fuse_training_attention(b, g, s[0], s[1], eclass, dropout);
+    };
+  };
+  rs.emplace_back("attention-training", t.lang, core, applier(false));
+  if (fuse_dropout) rs.emplace_back("attention-training-dropout", t.lang, core, applier(true));
   return rs;
 }
 

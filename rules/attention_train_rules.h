@@ -14,9 +14,11 @@
 // merging O, matmul(dS·s, k) = dq, matmul((dS·s)ᵀ, q) = dk (and its
 // transposed form matmul(qᵀ, dS·s) = dkᵀ) and matmul(Pᵀ, dO) = dv with what
 // the graph computes. Extraction then finds the fused graph cheaper, the
-// scores no longer needed by anything. Attention with dropout in the forward
-// is left alone (the kernel draws its own numbers); a run-time 0-d scale and
-// a mask's own gradient too.
+// scores no longer needed by anything. With `fuse_dropout`, attention with
+// dropout (P' = P·keep/(1-p) in the forward, dP = dP'·keep/(1-p) in the
+// backward) becomes the kernels with dropout_p = p: they draw their own mask,
+// so this holds in distribution only (hence opt-in, as for inference). A
+// mask's own gradient (a learned bias) is not fused.
 #pragma once
 
 #include <vector>
@@ -28,6 +30,8 @@
 namespace sator::rules {
 
 const std::vector<RuleInfo>& attention_train_rule_info();
-std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t);
+// `fuse_dropout`: attention whose probabilities go through dropout too, fused
+// into the kernels' own dropout (equal in distribution, not in value).
+std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t, bool fuse_dropout = false);
 
 }  // namespace sator::rules
