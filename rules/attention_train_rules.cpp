@@ -64,6 +64,29 @@ void union_product(Builder& b, eg::EGraph& g, Id x, Id y, Id r) {
   g.union_classes(flat, view(b, g, r, {n, l, s}), "attention-training");
 }
 
+// The efficient kernel takes its bias as [B, H, L, S] (no broadcasting) with
+// rows aligned to 16 elements: expanded, and padded then sliced back when S is
+// not a multiple of 16 (what torch's SDPA does before calling it).
+std::optional<Id> kernel_bias(Builder& b, eg::EGraph& g, Id mask, Id q, Id k) {
+  const auto *sq = b.shape(q), *sk = b.shape(k);
+  if (!sq || !sk || sq->size() != 4 || sk->size() != 4) return std::nullopt;
+  const std::vector<SymExpr> full = {(*sq)[0], (*sq)[1], (*sq)[2], (*sk)[2]};
+  NodeAttrs ea;
+  std::vector<Value> sizes;
+  for (const SymExpr& e : full) sizes.push_back(e.as_constant() ? Value::of_int(*e.as_constant()) : Value::of_sym(e));
+  ea.args = {Value::of_node(0), Value::of_list(sizes)};
+  const Id expanded = b.add(g, "aten.expand.default", ea, {g.find(mask)});
+  const auto s = full[3].as_constant();
+  if (!s) return std::nullopt;  // a symbolic S: alignment unknown
+  if (*s % 16 == 0) return expanded;
+  NodeAttrs pa;
+  pa.args = {Value::of_node(0), Value::of_list({Value::of_int(0), Value::of_int(16 - *s % 16)}), Value::of_float(0.0)};
+  const Id padded = b.add(g, "aten.constant_pad_nd.default", pa, {expanded});
+  NodeAttrs sa;
+  sa.args = {Value::of_node(0), Value::of_int(-1), Value::of_int(0), Value::of_int(*s)};
+  return b.add(g, "aten.slice.Tensor", sa, {padded});
+}
+
 Id getitem(Builder& b, eg::EGraph& g, Id tuple, int64_t i) {
   NodeAttrs a;
   a.args = {Value::of_node(0), Value::of_int(i)};
@@ -177,6 +200,8 @@ Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id 
         const bool masked = f.mask != kNoId, runtime_scale = f.scale_tensor != kNoId;
         const Id q0 = g.find(f.q), k = g.find(f.k);
         const Id q = runtime_scale ? scale_by_tensor(*b, g, q0, f) : q0;
+        std::optional<Id> bias;
+        if (masked && !(bias = kernel_bias(*b, g, f.mask, q0, k))) continue;
         NodeAttrs fa = positional(3);
         fa.args.push_back(masked ? Value::of_node(3) : Value::none());
         fa.args.push_back(Value::of_bool(true));  // compute_log_sumexp: the backward needs it
@@ -184,7 +209,7 @@ Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id 
         fa.args.push_back(Value::of_bool(f.causal));
         fa.kwargs.emplace_back("scale", Value::of_float(f.scale));
         std::vector<Id> fk = {q, k, g.find(v)};
-        if (masked) fk.push_back(f.mask);
+        if (masked) fk.push_back(*bias);
         const Id fwd = b->add(g, "aten._scaled_dot_product_efficient_attention.default", fa, fk);
         const Id out = getitem(*b, g, fwd, 0), lse = getitem(*b, g, fwd, 1);
         const Id seed = getitem(*b, g, fwd, 2), offset = getitem(*b, g, fwd, 3);
@@ -196,7 +221,7 @@ Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id 
         ba.args.push_back(Value::of_bool(f.causal));
         ba.kwargs.emplace_back("scale", Value::of_float(f.scale));
         std::vector<Id> bk = {g.find(d_out), q, k, g.find(v)};
-        if (masked) bk.push_back(f.mask);
+        if (masked) bk.push_back(*bias);
         for (Id x : {out, lse, seed, offset}) bk.push_back(x);
         const Id bwd = b->add(g, "aten._scaled_dot_product_efficient_attention_backward.default", ba, bk);
         const Id dq = getitem(*b, g, bwd, 0), dk = getitem(*b, g, bwd, 1), dv = getitem(*b, g, bwd, 2);

@@ -246,6 +246,12 @@ def decompose_composites(root, graph, mode):
     fake values), metadata included."""
     from torch.fx.experimental.proxy_tensor import make_fx
 
+    try:  # what Inductor itself decomposes (t, for one, has no lowering)
+        from torch._inductor.decomposition import select_decomp_table
+        table = select_decomp_table()
+    except ImportError:
+        table = None
+
     for node in list(graph.nodes):
         if node.op != "call_function" or not _is_composite(node.target):
             continue
@@ -268,7 +274,7 @@ def decompose_composites(root, graph, mode):
         mode.allow_non_fake_inputs = True
         try:
             with mode:
-                sub = make_fx(fn, tracing_mode="real")(*[n.meta["val"] for n in inputs])
+                sub = make_fx(fn, decomposition_table=table, tracing_mode="real")(*[n.meta["val"] for n in inputs])
         finally:
             mode.allow_non_fake_inputs = allow
         placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
@@ -276,8 +282,11 @@ def decompose_composites(root, graph, mode):
         for n in sub.graph.nodes:  # constants the decomposition made
             if n.op == "get_attr":
                 name = f"_sator_decomp_{len(list(root.named_buffers()))}_{n.target}"
-                setattr(root, name, getattr(sub, n.target))
+                value = getattr(sub, n.target)
+                setattr(root, name, value)
                 n.target = name
+                if isinstance(value, torch.Tensor) and not isinstance(n.meta.get("val"), torch._subclasses.FakeTensor):
+                    n.meta["val"] = mode.from_tensor(value)
         with graph.inserting_before(node):
             out = graph.graph_copy(sub.graph, val_map)
         node.replace_all_uses_with(out)

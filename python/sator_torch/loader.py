@@ -90,6 +90,8 @@ def sym_value(text, symbols):
     """An expression of the format (SymPy's printing) at concrete symbol values."""
     if isinstance(text, int):
         return text
+    if isinstance(text, dict) and "sym" in text:  # an encoded {"sym": ...} value
+        text = text["sym"]
     tree = ast.parse(str(text), mode="eval")
     allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Load, ast.Add, ast.Sub,
                ast.Mult, ast.Pow, ast.FloorDiv, ast.Mod, ast.USub, ast.Call)
