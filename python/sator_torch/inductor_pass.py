@@ -168,6 +168,7 @@ class InductorPass(CustomGraphPass):
         b.contiguous_slices = os.environ.get("SATOR_CONTIGUOUS_SLICES") == "1"
         for n in doc["nodes"]:
             b.emit(n, placeholder=lambda d: fresh[d["name"]])
+        _relift_constants(new, root)
         new.eliminate_dead_code()
         new.lint()
         if gm is not None:
@@ -220,6 +221,23 @@ class InductorPass(CustomGraphPass):
         finally:
             mode.allow_non_fake_inputs = allow
         return mode
+
+
+def _relift_constants(graph, root):
+    """AOTAutograd reads a tensor constant through lift_fresh_copy, which is
+    how Inductor's fake-tensor pass turns it fake; sator's layout rules drop
+    that copy (by value an identity), so it goes back in front of every use."""
+    lift = torch.ops.aten.lift_fresh_copy.default
+    for n in list(graph.nodes):
+        if n.op != "get_attr" or not isinstance(getattr(root, n.target, None), torch.Tensor):
+            continue
+        users = [u for u in n.users if u.target is not lift]
+        if not users:
+            continue
+        with graph.inserting_after(n):
+            copy = graph.call_function(lift, (n,))
+        for u in users:
+            u.replace_input_with(n, copy)
 
 
 class _Slot:
