@@ -53,10 +53,10 @@ PY
       [ "$left" -gt 40 ] && timeout "$left" python3 python/gpu/validate_corpus.py corpus/graphs "$out" --deadline $((left - 40)) \
         --first gpt2-124m.train.g0 bert.train.g0 bert.train.dyn.g0 zoo_hf.train.dyn.g0 gptneox.train.g0 gpt2.infer.g0 zoo_sfdp1.infer.g0 ;;
     again)  # the sator configurations and the graphs a previous run failed on, after fixes
-      step sator 150
-      timeout 120 python3 python/gpu/eager_attention.py "$tmp/eager.json" >> "$out/steps.log" 2>&1
+      step sator 110
+      timeout 80 python3 python/gpu/eager_attention.py "$tmp/eager.json" >> "$out/steps.log" 2>&1
       echo "== eager attention exit $?"; tail -2 "$out/steps.log"; merge
-      timeout 100 python3 python/gpu/validate_corpus.py corpus/graphs "$out" --deadline 70 \
+      timeout 50 python3 python/gpu/validate_corpus.py corpus/graphs "$out" --deadline 30 \
         --only bert.train.dyn.g0 opt.train.g2 opt.train.g3 vit.train.g0 ;;
     *) echo "mode: steps, validate, all or again" ;;
   esac
