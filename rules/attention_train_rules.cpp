@@ -64,6 +64,13 @@ void union_product(Builder& b, eg::EGraph& g, Id x, Id y, Id r) {
   g.union_classes(flat, view(b, g, r, {n, l, s}), "attention-training");
 }
 
+// Attention with an additive bias is not fused for now: on the H200 the
+// kernels' gradients with a bias differed from the decomposed graph's
+// (opt.train, vit.train: docs/results/gpu.md) while the float64 reference
+// agrees with the rule; until that is understood the rule leaves such blocks
+// decomposed. Causal masks (is_causal) and no mask are fused.
+constexpr bool kFuseWithBias = false;
+
 // The efficient kernel takes its bias as [B, H, L, S] (no broadcasting) with
 // rows aligned to 16 elements: expanded, and padded then sliced back when S is
 // not a multiple of 16 (what torch's SDPA does before calling it).
@@ -201,7 +208,7 @@ Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id 
         const Id q0 = g.find(f.q), k = g.find(f.k);
         const Id q = runtime_scale ? scale_by_tensor(*b, g, q0, f) : q0;
         std::optional<Id> bias;
-        if (masked && !(bias = kernel_bias(*b, g, f.mask, q0, k))) continue;
+        if (masked && (!kFuseWithBias || !(bias = kernel_bias(*b, g, f.mask, q0, k)))) continue;
         NodeAttrs fa = positional(3);
         fa.args.push_back(masked ? Value::of_node(3) : Value::none());
         fa.args.push_back(Value::of_bool(true));  // compute_log_sumexp: the backward needs it

@@ -23,6 +23,9 @@ TEST_CASE("optimize on every corpus graph", "[optimize][corpus]") {
   size_t beaten = 0, contested = 0, graphs = 0;
   std::set<std::string> unfused;  // inference graphs with an attention block left unfused
   // Training graphs whose attention applies dropout to the probabilities.
+  // Training graphs whose attention adds a bias (a mask input): left
+  // decomposed until the kernels' gradients with a bias match on the GPU.
+  const std::set<std::string> attention_bias = {"opt.train.g2", "opt.train.g3", "vit.train.g0"};
   const std::set<std::string> attention_dropout = {"bert.train.g0",       "bert.train.dyn.g0", "distilbert.train.g0",
                                                    "gpt2.train.g0",       "gpt2.train.dyn.g0", "zoo_hf.train.g0",
                                                    "zoo_hf.train.dyn.g0"};
@@ -68,7 +71,7 @@ TEST_CASE("optimize on every corpus graph", "[optimize][corpus]") {
       CHECK(r.sdpa_out - r.sdpa_in <= blocks);
     } else if (entry["input"]["sdpa"].get<size_t>() > 0 || name.rfind("gpt2-124m", 0) == 0) {
       CHECK(r.sdpa_out == r.sdpa_in);  // attention already fused (or, g1, the AutoChunker's chunk body)
-    } else if (attention_dropout.count(name)) {
+    } else if (attention_dropout.count(name) || attention_bias.count(name)) {
       CHECK(r.sdpa_out == r.sdpa_in);  // dropout inside attention: left decomposed (docs/rules.md)
     } else if (blocks > 0) {
       // Forward and backward fused together: two kernels per block, the
@@ -87,8 +90,8 @@ TEST_CASE("optimize on every corpus graph", "[optimize][corpus]") {
     }
   }
   CHECK(graphs == 46);
-  CHECK(training_fused == 12);
-  CHECK(peak_lowered >= 8);  // where the peak is not the loss's (gptneox, llama: the LM head; chunking's part)
+  CHECK(training_fused == 9);
+  CHECK(peak_lowered >= 7);  // where the peak is not the loss's (gptneox, llama: the LM head; chunking's part)
   CHECK(contested >= 40);
   CHECK(beaten == contested);
   CHECK(unfused.empty());
