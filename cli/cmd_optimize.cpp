@@ -27,7 +27,7 @@ struct OptimizeCliOptions {
   std::string extractor = "dag", cost = "roofline", device = "h200", chunk = "off";
   std::string memory_budget;
   bool verify = false;
-  bool fuse_dropout = false, no_training_attention = false;
+  bool fuse_dropout = false, no_training_attention = false, no_training_attention_bias = false;
 };
 
 // Options of the CLI contract whose machinery lands with later issues are
@@ -56,6 +56,7 @@ void run_optimize(const OptimizeCliOptions& o) {
   opts.time_limit_s = o.time_limit;
   opts.fuse_dropout = o.fuse_dropout;
   opts.training_attention = !o.no_training_attention;
+  opts.training_attention_bias = !o.no_training_attention_bias;
   opts.extractor = o.extractor;
   opts.cost = o.cost;
   opts.device = o.device;
@@ -124,6 +125,9 @@ void add_optimize_command(CLI::App& app) {
                 "(symbols at small values) and compare; exit 1 without output if they differ");
   cmd->add_flag("--no-training-attention", opt.no_training_attention,
                 "keep a joint graph's attention decomposed (default: forward and backward fused together)");
+  cmd->add_flag("--no-training-attention-bias", opt.no_training_attention_bias,
+                "keep a joint graph's attention whose scores add a mask tensor decomposed (default: fused, the mask "
+                "passed to the kernels as attn_bias)");
   cmd->add_flag("--fuse-dropout", opt.fuse_dropout,
                 "also fuse attention written with explicit dropout; SDPA draws its own random numbers, so the "
                 "result is equal in distribution, not bit for bit");

@@ -64,13 +64,6 @@ void union_product(Builder& b, eg::EGraph& g, Id x, Id y, Id r) {
   g.union_classes(flat, view(b, g, r, {n, l, s}), "attention-training");
 }
 
-// Attention with an additive bias is not fused for now: on the H200 the
-// kernels' gradients with a bias differed from the decomposed graph's
-// (opt.train, vit.train: docs/results/gpu.md) while the float64 reference
-// agrees with the rule; until that is understood the rule leaves such blocks
-// decomposed. Causal masks (is_causal) and no mask are fused.
-constexpr bool kFuseWithBias = false;
-
 // The efficient kernel takes its bias as [B, H, L, S] (no broadcasting) with
 // rows aligned to 16 elements: expanded, and padded then sliced back when S is
 // not a multiple of 16 (what torch's SDPA does before calling it).
@@ -83,14 +76,20 @@ std::optional<Id> kernel_bias(Builder& b, eg::EGraph& g, Id mask, Id q, Id k) {
   for (const SymExpr& e : full) sizes.push_back(e.as_constant() ? Value::of_int(*e.as_constant()) : Value::of_sym(e));
   ea.args = {Value::of_node(0), Value::of_list(sizes)};
   const Id expanded = b.add(g, "aten.expand.default", ea, {g.find(mask)});
+  // A mask broadcast along L (a padding mask [B, 1, 1, S]) expands with row
+  // stride 0, aligned whatever S is; otherwise S must be a known size.
+  const auto* sm = b.shape(g.find(mask));
+  const bool rows_broadcast = sm && (sm->size() < 2 || (*sm)[sm->size() - 2].as_constant() == 1);
   const auto s = full[3].as_constant();
-  if (!s) return std::nullopt;  // a symbolic S: alignment unknown
-  if (*s % 16 == 0) return expanded;
+  if (rows_broadcast || (s && *s % 16 == 0)) return expanded;
+  // Padded by (-S) mod 16 (zero when S turns out aligned), then sliced back.
+  const SymExpr pad = SymExpr::mod(-full[3], SymExpr(16));
+  const auto sym_or_int = [](const SymExpr& e) { return e.as_constant() ? Value::of_int(*e.as_constant()) : Value::of_sym(e); };
   NodeAttrs pa;
-  pa.args = {Value::of_node(0), Value::of_list({Value::of_int(0), Value::of_int(16 - *s % 16)}), Value::of_float(0.0)};
+  pa.args = {Value::of_node(0), Value::of_list({Value::of_int(0), sym_or_int(pad)}), Value::of_float(0.0)};
   const Id padded = b.add(g, "aten.constant_pad_nd.default", pa, {expanded});
   NodeAttrs sa;
-  sa.args = {Value::of_node(0), Value::of_int(-1), Value::of_int(0), Value::of_int(*s)};
+  sa.args = {Value::of_node(0), Value::of_int(-1), Value::of_int(0), sym_or_int(full[3])};
   return b.add(g, "aten.slice.Tensor", sa, {padded});
 }
 
@@ -183,7 +182,7 @@ std::vector<Dropped> dropout_forms(Builder& b, eg::EGraph& g, Id p, Id dp, bool 
 }
 
 Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id p, Id dp_in, Id d_scores,
-                           bool fuse_dropout) {
+                           bool fuse_dropout, bool with_bias) {
   // P = _softmax(scores, -1).
   std::vector<Id> scores_classes;
   for (Id sm : b->nodes(g, g.find(p), "aten._softmax.default"))
@@ -208,7 +207,7 @@ Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id 
         const Id q0 = g.find(f.q), k = g.find(f.k);
         const Id q = runtime_scale ? scale_by_tensor(*b, g, q0, f) : q0;
         std::optional<Id> bias;
-        if (masked && (!kFuseWithBias || !(bias = kernel_bias(*b, g, f.mask, q0, k)))) continue;
+        if (masked && (!with_bias || !(bias = kernel_bias(*b, g, f.mask, q0, k)))) continue;
         NodeAttrs fa = positional(3);
         fa.args.push_back(masked ? Value::of_node(3) : Value::none());
         fa.args.push_back(Value::of_bool(true));  // compute_log_sumexp: the backward needs it
@@ -247,14 +246,14 @@ Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id 
 
 }  // namespace
 
-std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t, bool fuse_dropout) {
+std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t, bool fuse_dropout, bool with_bias) {
   auto b = std::make_shared<Builder>(Builder{t});
   std::vector<eg::Rewrite> rs;
   // The softmax backward as AOTAutograd decomposes _softmax_backward_data.
   const char* core =
       "(prims.fma.default (aten.neg.default ?p) (aten.sum.dim_IntList@_ (aten.mul.Tensor ?dp ?p)) (aten.mul.Tensor ?dp ?p))";
-  auto applier = [b](bool dropout) {
-    return [b, dropout](eg::EGraph& g, Id eclass, Subst s) -> Id {
+  auto applier = [b, with_bias](bool dropout) {
+    return [b, dropout, with_bias](eg::EGraph& g, Id eclass, Subst s) -> Id {
       // sum over the last dim, keepdim.
       bool last = false;
       for (Id sum : b->nodes(g, b->child(g, s.root, 1), "aten.sum.dim_IntList")) {
@@ -263,7 +262,7 @@ std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t, bool fuse_dropou
                 a.args[2].kind == Value::Kind::Bool && a.args[2].b;
       }
       if (!last) return kNoId;
-      return fuse_training_attention(b, g, s[0], s[1], eclass, dropout);
+      return fuse_training_attention(b, g, s[0], s[1], eclass, dropout, with_bias);
     };
   };
   rs.emplace_back("attention-training", t.lang, core, applier(false));

@@ -32,6 +32,8 @@ namespace sator::rules {
 const std::vector<RuleInfo>& attention_train_rule_info();
 // `fuse_dropout`: attention whose probabilities go through dropout too, fused
 // into the kernels' own dropout (equal in distribution, not in value).
-std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t, bool fuse_dropout = false);
+// `with_bias`: attention whose scores add a mask (bias) tensor too, passed to
+// the kernels as attn_bias (expanded to [B, H, L, S], rows padded to 16).
+std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t, bool fuse_dropout = false, bool with_bias = true);
 
 }  // namespace sator::rules

@@ -74,7 +74,8 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
   if (!is_training_graph(input))
     for (eg::Rewrite& r : attention_rules(t, options.fuse_dropout)) rules.push_back(std::move(r));
   else if (options.training_attention)
-    for (eg::Rewrite& r : attention_train_rules(t, options.fuse_dropout)) rules.push_back(std::move(r));
+    for (eg::Rewrite& r : attention_train_rules(t, options.fuse_dropout, options.training_attention_bias))
+      rules.push_back(std::move(r));
   eg::Runner runner;
   runner.with_iter_limit(options.iter_limit).with_node_limit(options.node_limit).with_time_limit(options.time_limit_s);
   r.stop = runner.run(t.egraph, rules);

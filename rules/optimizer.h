@@ -15,6 +15,7 @@ struct OptimizeOptions {
   double time_limit_s = 10.0;
   bool fuse_dropout = false;  // attention with explicit dropout -> SDPA's own (changes random draws)
   bool training_attention = true;  // joint graphs: attention forward and backward fused together
+  bool training_attention_bias = true;  // ... also where the scores add a mask tensor
   std::string extractor = "dag";   // tree, dag or ilp (extract/extractors.h)
   std::string cost = "roofline";   // roofline (estimated compiled µs) or nodes (each compute node 1)
   std::string device = "h200";     // the roofline model's device

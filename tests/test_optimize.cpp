@@ -22,10 +22,10 @@ TEST_CASE("optimize on every corpus graph", "[optimize][corpus]") {
   const auto manifest = nlohmann::json::parse(in);
   size_t beaten = 0, contested = 0, graphs = 0;
   std::set<std::string> unfused;  // inference graphs with an attention block left unfused
-  // Training graphs whose attention applies dropout to the probabilities.
-  // Training graphs whose attention adds a bias (a mask input): left
-  // decomposed until the kernels' gradients with a bias match on the GPU.
+  // Training graphs whose attention adds a bias (a mask tensor): fused with
+  // the mask as attn_bias, unless --no-training-attention-bias.
   const std::set<std::string> attention_bias = {"opt.train.g2", "opt.train.g3", "vit.train.g0"};
+  // Training graphs whose attention applies dropout to the probabilities.
   const std::set<std::string> attention_dropout = {"bert.train.g0",       "bert.train.dyn.g0", "distilbert.train.g0",
                                                    "gpt2.train.g0",       "gpt2.train.dyn.g0", "zoo_hf.train.g0",
                                                    "zoo_hf.train.dyn.g0"};
@@ -71,9 +71,17 @@ TEST_CASE("optimize on every corpus graph", "[optimize][corpus]") {
       CHECK(r.sdpa_out - r.sdpa_in <= blocks);
     } else if (entry["input"]["sdpa"].get<size_t>() > 0 || name.rfind("gpt2-124m", 0) == 0) {
       CHECK(r.sdpa_out == r.sdpa_in);  // attention already fused (or, g1, the AutoChunker's chunk body)
-    } else if (attention_dropout.count(name) || attention_bias.count(name)) {
+    } else if (attention_dropout.count(name)) {
       CHECK(r.sdpa_out == r.sdpa_in);  // dropout inside attention: left decomposed (docs/rules.md)
+      rules::OptimizeOptions dropout;  // ... and fused, every block, with --fuse-dropout
+      dropout.fuse_dropout = true;
+      CHECK(rules::optimize(g, dropout).sdpa_out - r.sdpa_in == 2 * blocks);
     } else if (blocks > 0) {
+      if (attention_bias.count(name)) {
+        rules::OptimizeOptions no_bias;
+        no_bias.training_attention_bias = false;
+        CHECK(rules::optimize(g, no_bias).sdpa_out == r.sdpa_in);
+      }
       // Forward and backward fused together: two kernels per block, the
       // scores gone, so the estimated peak and time both drop.
       CHECK(r.sdpa_out - r.sdpa_in == 2 * blocks);
@@ -90,7 +98,7 @@ TEST_CASE("optimize on every corpus graph", "[optimize][corpus]") {
     }
   }
   CHECK(graphs == 46);
-  CHECK(training_fused == 9);
+  CHECK(training_fused == 12);  // 9 without a mask or causal, 3 with a bias
   CHECK(peak_lowered >= 7);  // where the peak is not the loss's (gptneox, llama: the LM head; chunking's part)
   CHECK(contested >= 40);
   CHECK(beaten == contested);

@@ -5,14 +5,15 @@
 CONFIG: plain (torch.compile alone), autochunk8 / autochunk64 (Inductor's
 AutoChunker with that many chunks), sator (sator_torch.InductorPass:
 attention fusion where the graph has unfused attention, and --chunk auto),
-sator8 (InductorPass with --chunk 8).
+sator8 (InductorPass with --chunk 8), satoroff (InductorPass without chunking).
 GPT-2 (GPT2LMHeadModel from its default config: 124M parameters), random
 weights (seed 0), bf16 autocast, AdamW, F.cross_entropy on the logits;
 the compiled function is the model plus the loss. Step time: median over
 STEPS steps after 3 warm-up steps (CUDA synchronised, wall clock); peak:
 torch.cuda.max_memory_allocated over the timed steps. The first step's loss
 and the gradient norm after it are recorded so that configurations can be
-checked against each other.
+checked against each other. The third warm-up step is split at the
+backward to record what the forward keeps for it and each half's peak.
 """
 import argparse
 import json
@@ -43,7 +44,7 @@ def configure(config):
     elif config.startswith("sator"):
         from sator_torch.inductor_pass import InductorPass
         chunk = config[len("sator"):] or "auto"  # sator, sator8, satoroff
-        p = InductorPass(chunk=chunk)
+        p = InductorPass(chunk=chunk, keep_dir=os.environ.get("SATOR_KEEP_DIR"))
         ic.joint_custom_pre_pass = p
         info["pass"] = p
     return info
@@ -85,9 +86,22 @@ def main():
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
         torch.cuda.synchronize()
+        if step == 2:  # a warm-up step split in two: what the forward keeps for the backward, and each half's peak
+            torch.cuda.reset_peak_memory_stats()
+            base = torch.cuda.memory_allocated()
+            loss = compiled(ids, labels)
+            torch.cuda.synchronize()
+            result["forward_kept_mib"] = (torch.cuda.memory_allocated() - base) / 2**20
+            result["forward_peak_mib"] = (torch.cuda.max_memory_allocated() - base) / 2**20
+            torch.cuda.reset_peak_memory_stats()
+            loss.backward()
+            torch.cuda.synchronize()
+            result["backward_peak_mib"] = (torch.cuda.max_memory_allocated() - base) / 2**20
+            result["before_step_mib"] = base / 2**20
         s = time.perf_counter()
-        loss = compiled(ids, labels)
-        loss.backward()
+        if step != 2:
+            loss = compiled(ids, labels)
+            loss.backward()
         if step == 0:
             result["first_loss"] = loss.item()
             result["first_grad_norm"] = torch.sqrt(sum((p.grad.float() ** 2).sum() for p in model.parameters()
@@ -106,7 +120,9 @@ def main():
     with open(a.out, "w") as f:
         json.dump(result, f, indent=1, default=str)
     print(f"{a.config:12s} step {result['step_ms']:.1f} ms  peak {result['peak_mib']:.0f} MiB  "
-          f"loss {result['first_loss']:.4f}  grad norm {result['first_grad_norm']:.4f}", flush=True)
+          f"loss {result['first_loss']:.4f}  grad norm {result['first_grad_norm']:.4f}  "
+          f"(held before {result['before_step_mib']:.0f}, forward keeps {result['forward_kept_mib']:.0f}, "
+          f"peaks fwd {result['forward_peak_mib']:.0f} bwd {result['backward_peak_mib']:.0f} MiB over it)", flush=True)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 # The bridge's GPU runs in one call (docs/results/gpu.md says how they were run):
 #   python/gpu/run_all.sh OUT_DIR steps      (GPT-2 training step configurations, eager-attention inference)
 #   python/gpu/run_all.sh OUT_DIR validate   (every corpus graph and its optimization)
+#   python/gpu/run_all.sh OUT_DIR bias       (fused attention with a bias; the step's memory by configuration)
+#   python/gpu/run_all.sh OUT_DIR final      (the step configurations, eager attention, a fresh capture, bias)
 # Needs $SATOR (the sator binary; with its shared libraries on LD_LIBRARY_PATH)
 # and python3 with torch, CUDA and transformers. Writes OUT_DIR/gpu_results.json
 # (everything), OUT_DIR/validate_corpus.json and OUT_DIR/log.txt.
@@ -58,6 +60,19 @@ PY
       echo "== eager attention exit $?"; tail -2 "$out/steps.log"; merge
       timeout 50 python3 python/gpu/validate_corpus.py corpus/graphs "$out" --deadline 30 \
         --only bert.train.dyn.g0 opt.train.g2 opt.train.g3 vit.train.g0 ;;
-    *) echo "mode: steps, validate, all or again" ;;
+    bias)  # training attention with a bias (issue 10), then the step's memory split by configuration
+      timeout 150 python3 python/gpu/bias_attention.py "$out/bias_attention.json"
+      step sator 100 --layers 2 --batch 4 --seq 512 --steps 3
+      mv "$tmp/step_sator.json" "$tmp/step_small.json" 2> /dev/null
+      SATOR_KEEP_DIR="$tmp/keep" step sator 110
+      (cd "$tmp" && tar czf "$out/sator_graphs.tgz" keep) 2> /dev/null
+      for c in sator8 satoroff plain autochunk8; do step $c 100; done ;;
+    final)  # this session's measurements: the step configurations, eager attention, a fresh capture, bias attention
+      for c in sator sator8 plain autochunk8 autochunk64; do step $c 100; done
+      timeout 100 python3 python/gpu/eager_attention.py "$tmp/eager.json" >> "$out/steps.log" 2>&1
+      echo "== eager attention exit $?"; tail -2 "$out/steps.log"; merge
+      timeout 120 python3 python/gpu/capture_check.py "$tmp/capture" && (cd "$tmp" && tar czf "$out/capture.tgz" capture)
+      timeout 100 python3 python/gpu/bias_attention.py "$out/bias_attention.json" ;;
+    *) echo "mode: steps, validate, all, again, bias or final" ;;
   esac
 } 2>&1 | tee "$out/log.txt"

@@ -9,7 +9,8 @@ Symbolic sizes take concrete values (the hints, or `symbols=`); placeholders
 holding symbolic ints are still inputs of the module. A `sator.chunked` node
 (docs/graph-format.md, "Chunked regions") becomes, per chunk, slices of its
 sliced inputs, one call of its body (a submodule per distinct chunk size) and
-getitems, then a cat or a chain of adds per result. With
+getitems; a `cat` result is concatenated after the last chunk, a `sum`
+result starts as zeros and each body adds its part to it. With
 `subgraphs="invoke_subgraph"` the bodies are called through
 torch.ops.higher_order.invoke_subgraph, so that Inductor compiles each body
 apart and fuses nothing across chunks (what InductorPass uses).
@@ -203,7 +204,12 @@ class _Builder:
         return self.graph.create_node("call_function", fn, args, kwargs, name=n["name"])
 
     # --- sator.chunked ------------------------------------------------------
-    def _body_module(self, n, rows):
+    def _body_module(self, n, rows, accumulate=()):
+        """The body as a GraphModule for chunks of `rows` rows. For each result
+        index in `accumulate` (a `sum` result) the body takes one more input,
+        the running sum, and returns it plus its own part: the sum happens
+        inside the body, so a compiler cannot gather every chunk's part into
+        one fused add after the last chunk (which would hold them all)."""
         body = n["body"]
         symbols = dict(self.symbols)
         symbols[n["kwargs"]["row_symbol"]] = rows
@@ -213,6 +219,8 @@ class _Builder:
                          prefix=f"{self.prefix}{n['name']}_{rows}_")
         for b in body["nodes"]:
             inner.emit(b)
+        if accumulate:
+            _accumulate_in_body(graph, accumulate)
         body_gm = fx.GraphModule(gm_root, graph, class_name="SatorChunkBody")
         # Neither Inductor's AutoChunker nor InductorPass chunks a body again.
         body_gm.meta["produced_by_chunker"] = True
@@ -230,11 +238,20 @@ class _Builder:
             return self._chunked_eager(n, bounds, inputs)
         bodies = {}
         parts = [[] for _ in outputs]
+        sums = tuple(i for i, how in enumerate(outputs) if how[0] != "cat")
+        # Each sum starts from zeros and runs through every chunk's body.
+        # (aten.full: a core op, which Inductor lowers after its decompositions have run.)
+        device = self._device_of(inputs)
+        totals = {i: self.graph.call_function(torch.ops.aten.full.default,
+                                              ([sym_value(d, self.symbols) for d in n["outputs"][i]["shape"]], 0.0),
+                                              {"dtype": getattr(torch, n["outputs"][i]["dtype"]), "layout": torch.strided,
+                                               "device": device, "pin_memory": False})
+                  for i in sums}
         for a, b in zip(bounds, bounds[1:]):
             size = b - a
             if size not in bodies:
                 attr = f"_sator_{self.prefix}{n['name']}_body_{size}"
-                self.root.add_module(attr, self._body_module(n, size))
+                self.root.add_module(attr, self._body_module(n, size, sums))
                 bodies[size] = attr
             args = []
             for x, sl in zip(inputs, kw["inputs"]):
@@ -247,6 +264,7 @@ class _Builder:
                     piece = self.graph.call_function(torch.ops.aten.clone.default, (piece,),
                                                      {"memory_format": torch.contiguous_format})
                 args.append(piece)
+            args += [totals[i] for i in sums]
             if self.subgraphs == "invoke_subgraph":
                 sub = self.graph.get_attr(bodies[size])
                 call = self.graph.call_function(torch.ops.higher_order.invoke_subgraph,
@@ -254,19 +272,36 @@ class _Builder:
             else:
                 call = self.graph.call_module(bodies[size], tuple(args))
             for i in range(len(outputs)):
-                parts[i].append(self.graph.call_function(operator.getitem, (call, i)))
+                got = self.graph.call_function(operator.getitem, (call, i))
+                if i in totals:
+                    totals[i] = got
+                else:
+                    parts[i].append(got)
         combined = []
-        for how, pieces in zip(outputs, parts):
-            if how[0] == "cat":
+        for i, (how, pieces) in enumerate(zip(outputs, parts)):
+            if i in totals:
+                combined.append(totals[i])
+            else:
                 combined.append(self.graph.call_function(torch.ops.aten.cat.default, (pieces, how[1]))
                                 if len(pieces) > 1 else pieces[0])
-            else:
-                total = pieces[0]
-                for p in pieces[1:]:
-                    total = self.graph.call_function(torch.ops.aten.add.Tensor, (total, p))
-                combined.append(total)
         return combined
 
+    def _device_of(self, inputs):
+        """The device of the chunked node's results: the loader's, or (rebuilding
+        a graph in place) that of the nearest ancestor carrying a value."""
+        if self.device is not None:
+            return torch.device(self.device)
+        todo, seen = [x for x in inputs if isinstance(x, fx.Node)], set()
+        while todo:
+            x = todo.pop(0)
+            if x in seen:
+                continue
+            seen.add(x)
+            val = x.meta.get("val")
+            if isinstance(val, torch.Tensor):
+                return val.device
+            todo.extend(x.all_input_nodes)
+        raise LoadError("cannot tell the device of a sator.chunked node's results")
 
     def _chunked_eager(self, n, bounds, inputs):
         """One node running the chunks in Python, as sator's estimator assumes:
@@ -284,6 +319,23 @@ class _Builder:
         runner = _chunk_runner(bounds, slices, combines, bodies)
         call = self.graph.create_node("call_function", runner, tuple(inputs), {}, name=n["name"])
         return [self.graph.call_function(operator.getitem, (call, i)) for i in range(len(combines))]
+
+
+def _accumulate_in_body(graph, indices):
+    """Adds one placeholder per result index (after the body's own) and makes
+    the body return that placeholder plus the result there."""
+    nodes = list(graph.nodes)
+    last_placeholder = [x for x in nodes if x.op == "placeholder"][-1]
+    out = [x for x in nodes if x.op == "output"][0]
+    results = list(out.args[0])
+    accs = []
+    with graph.inserting_after(last_placeholder):
+        for i in reversed(indices):  # inserted right after the last: reversed keeps their order
+            accs.insert(0, graph.placeholder(f"sator_running_sum_{i}"))
+    with graph.inserting_before(out):
+        for i, acc in zip(indices, accs):
+            results[i] = graph.call_function(torch.ops.aten.add.Tensor, (acc, results[i]))
+    out.args = (type(out.args[0])(results),)
 
 
 def _chunk_runner(bounds, slices, combines, bodies):

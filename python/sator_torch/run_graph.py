@@ -29,10 +29,11 @@ _FLOATS = ("float16", "bfloat16", "float32", "float64")
 
 
 class GraphRunner:
-    def __init__(self, doc: dict, device: str = "cuda", upcast: bool = False):
+    def __init__(self, doc: dict, device: str = "cuda", upcast: bool = False, input_scale: float = 1.0):
         self.doc = doc
         self.device = torch.device(device)
         self.upcast = upcast  # run every floating-point tensor in float64 (a reference)
+        self.input_scale = input_scale  # floating-point inputs drawn from N(0, input_scale^2)
         self.hints = {s["name"]: s["hint"] for s in doc.get("symbols", [])}
         self.env = {}
 
@@ -76,7 +77,7 @@ class GraphRunner:
             dtype = torch.float64
         t = torch.empty_strided(shape, stride, dtype=dtype, device=self.device)
         if dtype.is_floating_point:
-            t.copy_(torch.randn(shape, generator=g, device=self.device, dtype=torch.float32))
+            t.copy_(torch.randn(shape, generator=g, device=self.device, dtype=torch.float32) * self.input_scale)
         elif dtype == torch.bool:
             t.copy_(torch.randint(0, 2, shape, generator=g, device=self.device).bool())
         else:  # token ids, labels, positions: 0 and 1 are valid for all of them

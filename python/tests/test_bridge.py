@@ -64,6 +64,38 @@ def fake_roundtrip(path):
     return problems
 
 
+def chunked_sums(corpus, sator):
+    """A chunked training graph whose results include sums (the LM-head weight
+    gradient: gpt2-124m.train.g1, the AutoChunker's own body, rechunked), loaded in each of the loader's three ways of running chunks:
+    eagerly ("module"), as FX submodules and through invoke_subgraph (what
+    InductorPass hands Inductor; the sums run through the bodies). Each must
+    equal the unchunked graph on the CPU. Returns the number of failures."""
+    src = os.path.join(corpus, "graphs", "gpt2-124m.train.g1.json")
+    failures = 0
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "chunked.json")
+        subprocess.run([sator, "chunk", src, "--chunks", "3", "--min-bytes", "1", "-o", out], check=True,
+                       capture_output=True)
+        with open(out) as f:
+            chunked = json.load(f)
+        node = next(n for n in chunked["nodes"] if n["op"] == "sator.chunked")
+        assert ["sum"] in node["kwargs"]["outputs"], "expected a summed result in the chunked region"
+        inputs = example_inputs(src, device="cpu")
+        a = load(src, device="cpu", named_random=True)(*inputs)
+        for how in ("module", "fx", "invoke_subgraph"):
+            try:
+                b = load(chunked, device="cpu", subgraphs=how, named_random=True)(*inputs)
+                err = max(((x.double() - y.double()).norm() / max(y.double().norm(), 1e-4 * y.numel() ** 0.5)).item()
+                          for x, y in zip(b, a) if isinstance(y, torch.Tensor) and y.dtype.is_floating_point)
+                ok = err < 1e-4
+                print(f"chunked gpt2-124m.train.g1 ({how}) on the CPU: relative error {err:.2e} {'ok' if ok else 'FAIL'}")
+            except Exception as e:  # noqa: BLE001
+                ok = False
+                print(f"chunked gpt2-124m.train.g1 ({how}) on the CPU: FAIL {type(e).__name__}: {str(e)[:300]}")
+            failures += not ok
+    return failures
+
+
 def main():
     corpus = sys.argv[1]
     sator = sys.argv[2] if len(sys.argv) > 2 else None
@@ -92,6 +124,7 @@ def main():
             ok = err < 1e-5
             print(f"chunked zoo_sfdp1 on the CPU: relative error {err:.2e} {'ok' if ok else 'FAIL'}")
             failures += not ok
+        failures += chunked_sums(corpus, sator)
     print(f"{failures} failed")
     sys.exit(1 if failures else 0)
 
