@@ -7,6 +7,7 @@
 // engine never sees its type.
 #pragma once
 
+#include <deque>
 #include <vector>
 
 #include "egraph/id.h"
@@ -38,6 +39,9 @@ class Analysis {
 // The usual way to write an analysis: a Data type, make and merge on values.
 // Data is kept for live classes only: a class merged away frees its entry for
 // the next new class, so memory follows the number of classes, not of ids.
+// The pool is a deque: a reference to a class's data stays valid while new
+// classes are added (rule appliers read a shape, then add nodes, then read it
+// again; with a vector, growing it freed what they held).
 template <class Data>
 class TypedAnalysis : public Analysis {
  public:
@@ -72,12 +76,12 @@ class TypedAnalysis : public Analysis {
     return merge_data(pool_[where_[into]], std::move(d));
   }
   size_t memory_bytes() const override {
-    return where_.capacity() * sizeof(uint32_t) + pool_.capacity() * sizeof(Data) + free_.capacity() * sizeof(uint32_t);
+    return where_.capacity() * sizeof(uint32_t) + pool_.size() * sizeof(Data) + free_.capacity() * sizeof(uint32_t);
   }
 
  private:
   std::vector<uint32_t> where_;  // class id -> entry in pool_
-  std::vector<Data> pool_;
+  std::deque<Data> pool_;
   std::vector<uint32_t> free_;
 };
 
