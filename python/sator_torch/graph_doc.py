@@ -102,7 +102,10 @@ def graph_to_doc(graph, gm, name, source):
         val = n.meta.get("val")
         if n.op == "placeholder":
             d["op"] = "placeholder"
-            d["role"] = "tangent" if n.name.startswith("tangent") else ("primal" if n.name.startswith("primal") else "input")
+            # AOTAutograd's names: tangents_N, primals_N (the AutoChunker's
+            # tangent_overriden_as_one placeholder is an ordinary input).
+            d["role"] = ("tangent" if n.name.startswith("tangents_") else
+                         "primal" if n.name.startswith("primals_") else "input")
         elif n.op == "output":
             d["op"] = "output"
             d["args"] = [_value(n.args[0])]
