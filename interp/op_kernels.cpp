@@ -1,9 +1,9 @@
 // The interpreter's kernel for each op of the op table it evaluates: a thin
 // binding of the op's schema arguments to the kernels of layout_kernels,
 // math_kernels and matmul_kernels.
-#include <map>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <string>
 #include <unordered_map>
 
@@ -77,8 +77,9 @@ K sdpa_op(const OpArgs& a) {
 
 // A fused kernel's dropout draws, by the "seed" its forward returns, until
 // its backward replays them (as the kernel regenerates its Philox mask).
+// Per thread: `sator batch` evaluates graphs on several at once.
 std::map<int64_t, Tensor64>& dropout_draws() {
-  static std::map<int64_t, Tensor64> draws;
+  thread_local std::map<int64_t, Tensor64> draws;
   return draws;
 }
 
@@ -90,7 +91,7 @@ K sdpa_efficient_op(const OpArgs& a) {
   Tensor64 out = sdpa(q, k, a.tensor("value"), o);
   K seed{}, offset{};
   if (o.drawn) {
-    static int64_t next = 0;
+    thread_local int64_t next = 0;
     dropout_draws()[++next] = std::move(*o.drawn);
     seed = T(Tensor64::scalar(static_cast<double>(next), DType::Int64));
     offset = T(Tensor64::scalar(0.0, DType::Int64));

@@ -44,11 +44,18 @@ Id transpose4(Builder& b, eg::EGraph& g, Id x) { return permute(b, g, x, {0, 1, 
 
 Id matmul(Builder& b, eg::EGraph& g, Id x, Id y) { return b.add(g, "aten.matmul.default", positional(2), {x, y}); }
 
+// A size as an argument: an int when known, else its expression.
+Value size_value(const SymExpr& e) { return e.as_constant() ? Value::of_int(*e.as_constant()) : Value::of_sym(e); }
+
+std::vector<Value> size_values(const std::vector<SymExpr>& shape) {
+  std::vector<Value> sizes;
+  for (const SymExpr& e : shape) sizes.push_back(size_value(e));
+  return sizes;
+}
+
 Id view(Builder& b, eg::EGraph& g, Id x, const std::vector<SymExpr>& shape) {
   NodeAttrs a;
-  std::vector<Value> sizes;
-  for (const SymExpr& e : shape) sizes.push_back(e.as_constant() ? Value::of_int(*e.as_constant()) : Value::of_sym(e));
-  a.args = {Value::of_node(0), Value::of_list(std::move(sizes))};
+  a.args = {Value::of_node(0), Value::of_list(size_values(shape))};
   return b.add(g, "aten.view.default", a, {x});
 }
 
@@ -65,31 +72,28 @@ void union_product(Builder& b, eg::EGraph& g, Id x, Id y, Id r) {
 }
 
 // The efficient kernel takes its bias as [B, H, L, S] (no broadcasting) with
-// rows aligned to 16 elements: expanded, and padded then sliced back when S is
-// not a multiple of 16 (what torch's SDPA does before calling it).
+// rows aligned to 16 elements: expanded, and padded then sliced back when S
+// may not be a multiple of 16 (what torch's SDPA does before calling it).
 std::optional<Id> kernel_bias(Builder& b, eg::EGraph& g, Id mask, Id q, Id k) {
   const auto *sq = b.shape(q), *sk = b.shape(k);
   if (!sq || !sk || sq->size() != 4 || sk->size() != 4) return std::nullopt;
   const std::vector<SymExpr> full = {(*sq)[0], (*sq)[1], (*sq)[2], (*sk)[2]};
-  NodeAttrs ea;
-  std::vector<Value> sizes;
-  for (const SymExpr& e : full) sizes.push_back(e.as_constant() ? Value::of_int(*e.as_constant()) : Value::of_sym(e));
-  ea.args = {Value::of_node(0), Value::of_list(sizes)};
-  const Id expanded = b.add(g, "aten.expand.default", ea, {g.find(mask)});
   // A mask broadcast along L (a padding mask [B, 1, 1, S]) expands with row
-  // stride 0, aligned whatever S is; otherwise S must be a known size.
+  // stride 0, aligned whatever S is; otherwise rows are padded (below).
   const auto* sm = b.shape(g.find(mask));
   const bool rows_broadcast = sm && (sm->size() < 2 || (*sm)[sm->size() - 2].as_constant() == 1);
+  NodeAttrs ea;
+  ea.args = {Value::of_node(0), Value::of_list(size_values(full))};
+  const Id expanded = b.add(g, "aten.expand.default", ea, {g.find(mask)});
   const auto s = full[3].as_constant();
   if (rows_broadcast || (s && *s % 16 == 0)) return expanded;
   // Padded by (-S) mod 16 (zero when S turns out aligned), then sliced back.
-  const SymExpr pad = SymExpr::mod(-full[3], SymExpr(16));
-  const auto sym_or_int = [](const SymExpr& e) { return e.as_constant() ? Value::of_int(*e.as_constant()) : Value::of_sym(e); };
   NodeAttrs pa;
-  pa.args = {Value::of_node(0), Value::of_list({Value::of_int(0), sym_or_int(pad)}), Value::of_float(0.0)};
+  pa.args = {Value::of_node(0), Value::of_list({Value::of_int(0), size_value(SymExpr::mod(-full[3], SymExpr(16)))}),
+             Value::of_float(0.0)};
   const Id padded = b.add(g, "aten.constant_pad_nd.default", pa, {expanded});
   NodeAttrs sa;
-  sa.args = {Value::of_node(0), Value::of_int(-1), Value::of_int(0), sym_or_int(full[3])};
+  sa.args = {Value::of_node(0), Value::of_int(-1), Value::of_int(0), size_value(full[3])};
   return b.add(g, "aten.slice.Tensor", sa, {padded});
 }
 

@@ -389,7 +389,12 @@ def symbol_values(doc, symbols=None):
 def load(doc_or_path, device="cuda", symbols=None, named_random=False, subgraphs="module"):
     """A GraphModule running the document's graph. `device` replaces the
     devices the graph names (None keeps them); `named_random` draws every
-    random op from a stream named after its node (for comparing graphs)."""
+    random op from a stream named after its node (for comparing graphs).
+    `subgraphs` says how chunk bodies run: "module" (one Python node running
+    every chunk, in place), "fx" (submodule calls) or "invoke_subgraph" (what
+    InductorPass hands Inductor)."""
+    if subgraphs not in ("module", "fx", "invoke_subgraph"):
+        raise ValueError(f"subgraphs must be 'module', 'fx' or 'invoke_subgraph', not {subgraphs!r}")
     doc = _doc(doc_or_path)
     root = torch.nn.Module()
     graph = fx.Graph()
