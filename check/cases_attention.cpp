@@ -7,6 +7,7 @@
 #include "check/rule_cases.h"
 #include "rules/attention_rules.h"
 #include "rules/attention_train_rules.h"
+#include "rules/key_gradient_sum.h"
 #include "rules/layout_rules.h"
 
 namespace sator::check {
@@ -153,6 +154,65 @@ NodeId attention_training(Draw& d, bool dropout) {
   return dq;
 }
 
+// sum(layout(dK [+ T]), D), dK the key gradient of the efficient kernels'
+// backward of their own forward, D covering the keys: as the gradient of a key
+// projection's bias is summed (viewed [B·S, H·E], summed over dim 0), or a
+// permute of dK [+ T] summed over dims that include the keys' axis.
+NodeId key_gradient_sum(Draw& d) {
+  const SymExpr B0 = d.size(), H = d.size(), L = d.size(), S = d.size(), E = d.size(), Ev = d.size();
+  const NodeId q = d.b.input({B0, H, L, E}), k = d.b.input({B0, H, S, E}), v = d.b.input({B0, H, S, Ev});
+  // The bias: none, a tensor, or a mask built from iotas (with a device,
+  // which the rule needs to write zeros), expanded as the training rule passes
+  // it. No row is masked whole (t >= 1 keeps the first key): a row of -inf is
+  // NaN in the kernels, and the rule holds where their outputs are finite.
+  Value bias = Value::none();
+  if (const int64_t kind = d.integer(0, 2); kind == 1) {
+    bias = B::ref(d.b.input({B0, H, L, S}));
+  } else if (kind == 2) {
+    const NodeId m = iota_mask(d, L, S, d.integer(1, 2));
+    bias = B::ref(d.b.op("aten.expand.default", {B::ref(m), B::sizes({B0, H, L, S})}));
+  }
+  const double drop = d.coin() ? 0.0 : d.pick(std::vector<double>{0.1, 0.25});
+  const bool causal = bias.is_none() && d.coin();
+  const Value scale = Value::of_float(d.number());
+  const NodeId fwd = d.b.op("aten._scaled_dot_product_efficient_attention.default",
+                            {B::ref(q), B::ref(k), B::ref(v), bias, Value::of_bool(true), Value::of_float(drop),
+                             Value::of_bool(causal)},
+                            {{"scale", scale}});
+  const NodeId d_out = d.b.input({B0, H, L, Ev});
+  const NodeId bwd = d.b.op("aten._scaled_dot_product_efficient_attention_backward.default",
+                            {B::ref(d_out), B::ref(q), B::ref(k), B::ref(v), bias, B::ref(d.b.item(fwd, 0)),
+                             B::ref(d.b.item(fwd, 1)), B::ref(d.b.item(fwd, 2)), B::ref(d.b.item(fwd, 3)),
+                             Value::of_float(drop),
+                             Value::of_list({Value::of_bool(true), Value::of_bool(true), Value::of_bool(true), Value::of_bool(false)}),
+                             Value::of_bool(causal)},
+                            {{"scale", scale}});
+  NodeId x = d.b.item(bwd, 1);
+  // dK itself an output too: the sum is zero against dK's size (its float64
+  // rounding is what the left side computes), which sets the comparison's scale.
+  d.extra_outputs = {x, d.b.item(bwd, 0)};
+  if (d.coin()) {  // a tangent of its own added (a key cache output's gradient)
+    const NodeId t = d.b.input({B0, H, S, E});
+    x = d.coin() ? d.b.op("aten.add.Tensor", {B::ref(t), B::ref(x)}) : d.b.op("aten.add.Tensor", {B::ref(x), B::ref(t)});
+  }
+  // Mostly over the keys; sometimes not (where the rule must not fire: a
+  // rule that ignored the keys' axis would be caught there).
+  const Value keepdim = Value::of_bool(d.coin());
+  const bool keys = d.integer(0, 3) != 0;
+  if (d.coin()) {
+    const NodeId p = d.b.op("aten.permute.default", {B::ref(x), B::ints({0, 2, 1, 3})});
+    const NodeId flat = d.b.op("aten.view.default", {B::ref(p), B::sizes({B0 * S, H * E})});
+    return d.b.op("aten.sum.dim_IntList", {B::ref(flat), B::ints({keys ? 0 : 1}), keepdim});
+  }
+  const std::vector<int64_t> perm = d.permutation(4);
+  const NodeId p = d.b.op("aten.permute.default", {B::ref(x), B::ints(perm)});
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < 4; ++i)
+    if (perm[static_cast<size_t>(i)] == 2 ? keys : d.coin()) dims.push_back(d.maybe_negative(i, 4));
+  if (dims.empty()) dims.push_back(perm[0] == 2 ? 1 : 0);
+  return d.b.op("aten.sum.dim_IntList", {B::ref(p), B::ints(dims), keepdim});
+}
+
 // A 16-bit tensor's softmax computed in float32.
 NodeId upcast_softmax(Draw& d, size_t rank, DType t) {
   const NodeId x = d.b.input(d.shape(rank), t);
@@ -233,6 +293,12 @@ std::vector<RuleCase> attention_cases() {
       {"attention-dropout", 4, 4, false, true, [](Draw& d, size_t r) { return attention(d, r, true); }},
       {"attention-training", 4, 4, false, false, [](Draw& d, size_t) { return attention_training(d, false); }},
       {"attention-training-dropout", 4, 4, false, true, [](Draw& d, size_t) { return attention_training(d, true); }},
+      // The left side's zero comes out as float64 rounding: up to 1.7e-6 of
+      // the comparison's floor (a millionth of the largest output) over
+      // 33,000 trials, seeds 1-11 (large scales make P near one-hot and dK
+      // small against the rounding of dO·O). 1e-4 of it is 1e-10 of the
+      // largest output: a dropped or misplaced term is off by 1e4 or more.
+      {"key-gradient-sum-zero", 4, 4, false, true, [](Draw& d, size_t) { return key_gradient_sum(d); }, 1e-4},
   };
 }
 
@@ -242,6 +308,7 @@ RuleFactory shipped_rules() {
     for (eg::Rewrite& r : rules::recompose_rules(t)) rs.push_back(std::move(r));
     for (eg::Rewrite& r : rules::attention_rules(t, /*fuse_dropout=*/true)) rs.push_back(std::move(r));
     for (eg::Rewrite& r : rules::attention_train_rules(t, /*fuse_dropout=*/true)) rs.push_back(std::move(r));
+    for (eg::Rewrite& r : rules::key_gradient_rules(t)) rs.push_back(std::move(r));
     return rs;
   };
 }

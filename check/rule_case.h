@@ -67,6 +67,10 @@ struct RuleCase {
   // each side (for rules that hold in distribution, e.g. dropout).
   bool couple_random_draws = false;
   Generator lhs;
+  // The differential tests' tolerance where the check's own is too tight: 0
+  // keeps it. A left side that sums to zero in exact arithmetic computes
+  // float64 rounding (~1e-15 of its terms) that the right side does not.
+  double tolerance = 0;
 };
 
 // Makes the rule set for one e-graph (rules hold references into it).

@@ -184,7 +184,7 @@ RuleReport check_rule(const RuleCase& c, const RuleFactory& rules, const CheckOp
       const interp::GraphComparison cmp = interp::compare_graphs(inst.lhs, a.rhs, {}, r.attempts, eval);
       ++r.trials;
       r.max_error = std::max(r.max_error, cmp.max_error);
-      if (!(cmp.max_error <= o.tolerance)) {
+      if (!(cmp.max_error <= (c.tolerance > 0 ? c.tolerance : o.tolerance))) {
         std::ostringstream s;
         s << "values differ: relative error " << cmp.max_error << "\n  right-hand side:\n" << describe(a.rhs);
         fail(s.str(), inst.lhs);

@@ -120,13 +120,6 @@ bool scalar_tensor_type(const Graph& g, const TensorType& t) {
   return bytes_at_hints(g, t) == static_cast<double>(dtype_bytes(t.dtype));
 }
 
-// A device argument to give new creation ops: the first one the graph has.
-std::optional<Value> graph_device(const Graph& g) {
-  for (const Node& n : g.nodes)
-    if (const Value* d = n.kwarg("device"); d && d->kind == Value::Kind::Device) return *d;
-  return std::nullopt;
-}
-
 std::string unique_name(const Graph& g, const std::string& base) {
   std::string name = base;
   for (int i = 2; std::any_of(g.nodes.begin(), g.nodes.end(), [&](const Node& n) { return n.name == name; }); ++i)

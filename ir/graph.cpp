@@ -12,6 +12,12 @@ std::string_view role_name(Role r) {
   return "";
 }
 
+std::optional<Value> graph_device(const Graph& g) {
+  for (const Node& n : g.nodes)
+    if (const Value* d = n.kwarg("device"); d && d->kind == Value::Kind::Device) return *d;
+  return std::nullopt;
+}
+
 const Value* Node::kwarg(std::string_view key) const {
   for (const auto& [k, v] : kwargs)
     if (k == key) return &v;

@@ -80,6 +80,10 @@ struct Graph {
 // The type of a node's single tensor result, or of element `index` of a tuple.
 const TensorType* tensor_of(const Graph& g, NodeId id, std::optional<size_t> index = std::nullopt);
 
+// A device argument for new creation ops: the first one the graph's nodes
+// have (creation ops default to the CPU without one).
+std::optional<Value> graph_device(const Graph& g);
+
 // Row-major contiguous strides of a shape.
 std::vector<SymExpr> contiguous_strides(const std::vector<SymExpr>& shape);
 

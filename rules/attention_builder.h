@@ -70,6 +70,9 @@ struct AttentionBuilder {
 };
 
 
+// A size as an argument: an int when known, else its expression.
+inline Value size_value(const SymExpr& e) { return e.as_constant() ? Value::of_int(*e.as_constant()) : Value::of_sym(e); }
+
 // The last-two-dims transpose permutation of a rank-r tensor.
 bool is_last_two_swap(const std::vector<int64_t>& dims);
 // A dims argument as non-negative ints.

@@ -44,9 +44,6 @@ Id transpose4(Builder& b, eg::EGraph& g, Id x) { return permute(b, g, x, {0, 1, 
 
 Id matmul(Builder& b, eg::EGraph& g, Id x, Id y) { return b.add(g, "aten.matmul.default", positional(2), {x, y}); }
 
-// A size as an argument: an int when known, else its expression.
-Value size_value(const SymExpr& e) { return e.as_constant() ? Value::of_int(*e.as_constant()) : Value::of_sym(e); }
-
 std::vector<Value> size_values(const std::vector<SymExpr>& shape) {
   std::vector<Value> sizes;
   for (const SymExpr& e : shape) sizes.push_back(size_value(e));

@@ -10,6 +10,7 @@
 #include "ir/tensor_egraph.h"
 #include "rules/attention_rules.h"
 #include "rules/attention_train_rules.h"
+#include "rules/key_gradient_sum.h"
 #include "rules/layout_rules.h"
 
 namespace sator::rules {
@@ -73,9 +74,12 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
   // forward alone would keep the scores alive for the backward and save nothing.
   if (!is_training_graph(input))
     for (eg::Rewrite& r : attention_rules(t, options.fuse_dropout)) rules.push_back(std::move(r));
-  else if (options.training_attention)
+  else if (options.training_attention) {
     for (eg::Rewrite& r : attention_train_rules(t, options.fuse_dropout, options.training_attention_bias))
       rules.push_back(std::move(r));
+    // Once fused, a key bias's gradient (dK summed over the keys) is zero.
+    for (eg::Rewrite& r : key_gradient_rules(t)) rules.push_back(std::move(r));
+  }
   eg::Runner runner;
   runner.with_iter_limit(options.iter_limit).with_node_limit(options.node_limit).with_time_limit(options.time_limit_s);
   r.stop = runner.run(t.egraph, rules);

@@ -4,6 +4,7 @@
 #   python/gpu/run_all.sh OUT_DIR validate   (every corpus graph and its optimization)
 #   python/gpu/run_all.sh OUT_DIR bias       (fused attention with a bias; the step's memory by configuration)
 #   python/gpu/run_all.sh OUT_DIR final      (the step configurations, eager attention, a fresh capture, bias)
+#   python/gpu/run_all.sh OUT_DIR checks     (capture variants, the bridge test, the corpus at inputs N(0, 0.3²) and N(0, 1))
 # Needs $SATOR (the sator binary; with its shared libraries on LD_LIBRARY_PATH)
 # and python3 with torch, CUDA and transformers. Writes OUT_DIR/gpu_results.json
 # (everything), OUT_DIR/validate_corpus.json and OUT_DIR/log.txt.
@@ -73,6 +74,12 @@ PY
       echo "== eager attention exit $?"; tail -2 "$out/steps.log"; merge
       timeout 120 python3 python/gpu/capture_check.py "$tmp/capture" && (cd "$tmp" && tar czf "$out/capture.tgz" capture)
       timeout 100 python3 python/gpu/bias_attention.py "$out/bias_attention.json" ;;
-    *) echo "mode: steps, validate, all, again, bias or final" ;;
+    checks)  # the fourth session's: harness variants of the fresh capture, the bridge test, the corpus at two input scales
+      timeout 300 python3 python/gpu/capture_check.py "$tmp/capture" && (cd "$tmp" && tar czf "$out/capture.tgz" capture)
+      cp "$tmp/capture/capture_check.json" "$out/" 2> /dev/null
+      timeout 120 python3 python/tests/test_bridge.py corpus "$SATOR"; echo "== test_bridge exit $?"
+      timeout 150 python3 python/gpu/validate_corpus.py corpus/graphs "$out/scale0.3" --input-scale 0.3 --deadline 120
+      timeout 150 python3 python/gpu/validate_corpus.py corpus/graphs "$out/scale1" --deadline 120 ;;
+    *) echo "mode: steps, validate, all, again, bias, final or checks" ;;
   esac
 } 2>&1 | tee "$out/log.txt"

@@ -405,9 +405,10 @@ def load(doc_or_path, device="cuda", symbols=None, named_random=False, subgraphs
     return gm
 
 
-def example_inputs(doc_or_path, device="cuda", symbols=None, upcast=False):
+def example_inputs(doc_or_path, device="cuda", symbols=None, upcast=False, input_scale=1.0):
     """Random inputs for the document's placeholders, drawn per placeholder
-    name (a graph and its optimization get the same ones): floats normal,
+    name (a graph and its optimization get the same ones): floats from
+    N(0, input_scale²) (as run_graph.GraphRunner draws them),
     bools and integers 0 or 1 (valid token ids, labels and indices);
     placeholders holding symbolic ints get their values."""
     doc = _doc(doc_or_path)
@@ -428,7 +429,7 @@ def example_inputs(doc_or_path, device="cuda", symbols=None, upcast=False):
         g.manual_seed(_seed("input:" + n["name"]))
         t = torch.empty_strided(shape, stride, dtype=dtype, device=device)
         if dtype.is_floating_point:
-            t.copy_(torch.randn(shape, generator=g, device=device, dtype=torch.float32))
+            t.copy_(torch.randn(shape, generator=g, device=device, dtype=torch.float32) * input_scale)
         elif dtype == torch.bool:
             t.copy_(torch.randint(0, 2, shape, generator=g, device=device).bool())
         else:

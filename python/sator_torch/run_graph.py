@@ -131,6 +131,6 @@ class GraphRunner:
         return outputs
 
 
-def run_file(path: str, device: str = "cuda", upcast: bool = False):
+def run_file(path: str, device: str = "cuda", upcast: bool = False, input_scale: float = 1.0):
     with open(path) as f:
-        return GraphRunner(json.load(f), device, upcast).run()
+        return GraphRunner(json.load(f), device, upcast, input_scale).run()
