@@ -157,9 +157,14 @@ NodeId attention_training(Draw& d, bool dropout) {
 // sum(layout(dK [+ T]), D), dK the key gradient of the efficient kernels'
 // backward of their own forward, D covering the keys: as the gradient of a key
 // projection's bias is summed (viewed [B·S, H·E], summed over dim 0), or a
-// permute of dK [+ T] summed over dims that include the keys' axis.
+// permute of dK [+ T] summed over dims that include the keys' axis; with
+// grouped-query heads dK is first summed over each group's repeats.
 NodeId key_gradient_sum(Draw& d) {
-  const SymExpr B0 = d.size(), H = d.size(), L = d.size(), S = d.size(), E = d.size(), Ev = d.size();
+  // Grouped-query attention (a quarter of the time): H = Hkv·rep heads, dK
+  // summed over each group's rep heads as repeat_kv's backward writes it.
+  const bool grouped = d.integer(0, 3) == 0;
+  const SymExpr Hkv = d.size(), rep = grouped ? d.size() : SymExpr(1);
+  const SymExpr B0 = d.size(), H = Hkv * rep, L = d.size(), S = d.size(), E = d.size(), Ev = d.size();
   const NodeId q = d.b.input({B0, H, L, E}), k = d.b.input({B0, H, S, E}), v = d.b.input({B0, H, S, Ev});
   // The bias: none, a tensor, or a mask built from iotas (with a device,
   // which the rule needs to write zeros), expanded as the training rule passes
@@ -191,17 +196,31 @@ NodeId key_gradient_sum(Draw& d) {
   // dK itself an output too: the sum is zero against dK's size (its float64
   // rounding is what the left side computes), which sets the comparison's scale.
   d.extra_outputs = {x, d.b.item(bwd, 0)};
-  if (d.coin()) {  // a tangent of its own added (a key cache output's gradient)
-    const NodeId t = d.b.input({B0, H, S, E});
-    x = d.coin() ? d.b.op("aten.add.Tensor", {B::ref(t), B::ref(x)}) : d.b.op("aten.add.Tensor", {B::ref(x), B::ref(t)});
+  SymExpr heads = H;
+  // A tangent of its own added (a key cache output's gradient), before the
+  // grouped heads' sum or after it.
+  const int tangent = static_cast<int>(d.integer(0, 3));  // none, after, after, before
+  auto add_tangent = [&](NodeId y, const SymExpr& h) {
+    const NodeId t = d.b.input({B0, h, S, E});
+    return d.coin() ? d.b.op("aten.add.Tensor", {B::ref(t), B::ref(y)}) : d.b.op("aten.add.Tensor", {B::ref(y), B::ref(t)});
+  };
+  if (tangent == 3) x = add_tangent(x, H);
+  if (grouped) {  // view [B, Hkv, rep, S, E], sum over rep (keepdim), squeeze it
+    // (the squeeze written as the view squeeze-as-view makes it: this check
+    // applies the one rule)
+    const NodeId split = d.b.op("aten.view.default", {B::ref(x), B::sizes({B0, Hkv, rep, S, E})});
+    const NodeId summed = d.b.op("aten.sum.dim_IntList", {B::ref(split), B::ints({2}), Value::of_bool(true)});
+    x = d.b.op("aten.view.default", {B::ref(summed), B::sizes({B0, Hkv, S, E})});
+    heads = Hkv;
   }
+  if (tangent == 1 || tangent == 2) x = add_tangent(x, heads);
   // Mostly over the keys; sometimes not (where the rule must not fire: a
   // rule that ignored the keys' axis would be caught there).
   const Value keepdim = Value::of_bool(d.coin());
   const bool keys = d.integer(0, 3) != 0;
   if (d.coin()) {
     const NodeId p = d.b.op("aten.permute.default", {B::ref(x), B::ints({0, 2, 1, 3})});
-    const NodeId flat = d.b.op("aten.view.default", {B::ref(p), B::sizes({B0 * S, H * E})});
+    const NodeId flat = d.b.op("aten.view.default", {B::ref(p), B::sizes({B0 * S, heads * E})});
     return d.b.op("aten.sum.dim_IntList", {B::ref(flat), B::ints({keys ? 0 : 1}), keepdim});
   }
   const std::vector<int64_t> perm = d.permutation(4);

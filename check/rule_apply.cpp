@@ -5,6 +5,7 @@
 
 #include "egraph/runner.h"
 #include "extract/greedy.h"
+#include "ir/infer_context.h"
 
 namespace sator::check {
 
@@ -26,6 +27,12 @@ Application apply_once(const Graph& lhs, const RuleFactory& rules, const std::st
   } catch (const UnsoundMerge& e) {
     a.outcome = Application::Outcome::Unsound;
     a.message = e.what();
+    return a;
+  } catch (const ShapeError& e) {
+    // The rule built a node whose arguments do not fit (a view to a shape of
+    // another size): unsound, and reported as such rather than as a crash.
+    a.outcome = Application::Outcome::Unsound;
+    a.message = std::string("the rule built an ill-typed node: ") + e.what();
     return a;
   }
   constexpr double kForbidden = std::numeric_limits<double>::infinity();

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "rules/attention_builder.h"
@@ -37,16 +38,21 @@ struct Reduced {
   Id id = kNoId;
 };
 
+// A walk from a sum's argument down to dK. `dims` are the summed dims in the
+// current class's coordinates (sorted). `zero_only`: a view below split a
+// dim and the sum covers only part of it; a sum of the rest could not be
+// written in the lower coordinates, but zero is zero in any.
 class KeyGradientSum {
  public:
   KeyGradientSum(AttentionBuilder& b, eg::EGraph& g, const NodeAttrs& sum_attrs) : b_(b), g_(g), sum_(sum_attrs) {}
 
-  Reduced reduce(Id cls, const std::vector<int64_t>& dims, int depth) {
+  Reduced reduce(Id cls, const std::vector<int64_t>& dims, int depth, bool zero_only) {
     cls = g_.find(cls);
-    const auto key = std::make_pair(cls, dims);
+    const auto key = std::make_tuple(cls, dims, zero_only);
     if (depth > kMaxDepth || !open_.insert(key).second) return {};  // a cycle, or too deep
-    Reduced r = reduce_nodes(cls, dims, depth);
+    Reduced r = reduce_nodes(cls, dims, depth, zero_only);
     open_.erase(key);
+    if (zero_only && r.found && !r.zero) return {};
     return r;
   }
 
@@ -60,7 +66,7 @@ class KeyGradientSum {
   }
 
  private:
-  Reduced reduce_nodes(Id cls, const std::vector<int64_t>& dims, int depth) {
+  Reduced reduce_nodes(Id cls, const std::vector<int64_t>& dims, int depth, bool zero_only) {
     const auto* shape = b_.shape(cls);
     if (!shape) return {};
     std::vector<Id> nodes(g_.class_nodes(cls).begin(), g_.class_nodes(cls).end());  // adding moves the list
@@ -70,24 +76,27 @@ class KeyGradientSum {
           std::count(dims.begin(), dims.end(), 2) == 1)
         return {true, true, kNoId};
       Reduced r;
-      if (op == "aten.add.Tensor") r = through_add(n, *shape, dims, depth);
-      else if (op == "aten.permute.default") r = through_permute(n, shape->size(), dims, depth);
-      else if (op == "aten.view.default") r = through_view(n, *shape, dims, depth);
+      if (op == "aten.add.Tensor") r = through_add(n, *shape, dims, depth, zero_only);
+      else if (op == "aten.permute.default") r = through_permute(n, shape->size(), dims, depth, zero_only);
+      else if (op == "aten.view.default") r = through_view(n, *shape, dims, depth, zero_only);
+      else if (op == "aten.sum.dim_IntList") r = through_sum(n, shape->size(), dims, depth, zero_only);
       if (r.found) return r;
     }
     return {};
   }
 
-  Reduced through_add(Id n, const std::vector<SymExpr>& shape, const std::vector<int64_t>& dims, int depth) {
+  Reduced through_add(Id n, const std::vector<SymExpr>& shape, const std::vector<int64_t>& dims, int depth,
+                      bool zero_only) {
     const NodeAttrs& a = b_.attrs(g_, n);
     if (g_.children(n).size() != 2 || !a.kwargs.empty() || a.args.size() != 2) return {};
     const Id x = b_.child(g_, n, 0), y = b_.child(g_, n, 1);
     const auto *sx = b_.shape(x), *sy = b_.shape(y);
     if (!sx || !sy || !b_.same_dims(*sx, shape) || !b_.same_dims(*sy, shape) || b_.dtype(g_, x) != b_.dtype(g_, y))
       return {};  // broadcasting or promoting adds are left alone
-    Reduced rx = reduce(x, dims, depth + 1), ry = reduce(y, dims, depth + 1);
+    Reduced rx = reduce(x, dims, depth + 1, zero_only), ry = reduce(y, dims, depth + 1, zero_only);
     if (!rx.found && !ry.found) return {};
     if (rx.zero && ry.zero) return {true, true, kNoId};
+    if (zero_only) return {};
     if (rx.zero || ry.zero) {
       const Reduced& other = rx.zero ? ry : rx;
       return {true, false, other.found ? other.id : plain_sum(rx.zero ? y : x, dims)};
@@ -98,7 +107,7 @@ class KeyGradientSum {
     return {true, false, b_.add(g_, "aten.add.Tensor", sum_attrs, {tx, ty})};
   }
 
-  Reduced through_permute(Id n, size_t rank, const std::vector<int64_t>& dims, int depth) {
+  Reduced through_permute(Id n, size_t rank, const std::vector<int64_t>& dims, int depth, bool zero_only) {
     const NodeAttrs& a = b_.attrs(g_, n);
     if (a.args.size() < 2) return {};
     const std::vector<int64_t> p = int_list(a.args[1], rank);
@@ -108,7 +117,7 @@ class KeyGradientSum {
     for (int64_t d : dims) in_dims.push_back(p[static_cast<size_t>(d)]);
     std::sort(in_dims.begin(), in_dims.end());
     const Id x = b_.child(g_, n, 0);
-    Reduced r = reduce(x, in_dims, depth + 1);
+    Reduced r = reduce(x, in_dims, depth + 1, zero_only);
     if (!r.found || r.zero) return r;
     NodeAttrs pa;
     std::vector<Value> pv;
@@ -117,44 +126,75 @@ class KeyGradientSum {
     return {true, false, b_.add(g_, "aten.permute.default", pa, {r.id})};
   }
 
-  // A view that only merges runs of adjacent input dims (and adds or drops
-  // 1s): each output dim's run of input dims, or nothing.
-  std::optional<std::vector<std::vector<int64_t>>> merge_runs(const std::vector<SymExpr>& in,
-                                                              const std::vector<SymExpr>& out) const {
-    std::vector<std::vector<int64_t>> runs(out.size());
-    size_t i = 0;
-    for (size_t j = 0; j < out.size(); ++j) {
-      if (b_.equal(out[j], 1)) {
-        while (i < in.size() && b_.equal(in[i], 1)) runs[j].push_back(static_cast<int64_t>(i++));
-        continue;
-      }
-      SymExpr prod = 1;
-      bool done = false;
-      while (i < in.size() && !done) {
-        prod = prod * in[i];
-        runs[j].push_back(static_cast<int64_t>(i++));
-        done = b_.equal(prod, out[j]);
-      }
-      if (!done) return std::nullopt;
-    }
-    for (; i < in.size(); ++i) {  // trailing 1s
-      if (!b_.equal(in[i], 1) || runs.empty()) return std::nullopt;
-      runs.back().push_back(static_cast<int64_t>(i));
-    }
-    return runs;
+  // sum(y, d', keepdim=True) summed over dims is y summed over dims ∪ d'.
+  Reduced through_sum(Id n, size_t rank, const std::vector<int64_t>& dims, int depth, bool zero_only) {
+    const NodeAttrs& a = b_.attrs(g_, n);
+    const Id y = b_.child(g_, n, 0);
+    const auto* sy = b_.shape(y);
+    const bool keepdim = a.args.size() > 2 && a.args[2].kind == Value::Kind::Bool && a.args[2].b;
+    if (!sy || sy->size() != rank || !keepdim || !a.kwargs.empty() || a.args[1].kind != Value::Kind::List) return {};
+    std::vector<int64_t> all = int_list(a.args[1], rank);
+    all.insert(all.end(), dims.begin(), dims.end());
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    return reduce(y, all, depth + 1, zero_only);
   }
 
-  Reduced through_view(Id n, const std::vector<SymExpr>& out, const std::vector<int64_t>& dims, int depth) {
+  std::optional<int64_t> at_hints(const SymExpr& e) const {
+    return e.evaluate([this](const std::string& name) -> std::optional<int64_t> {
+      const Symbol* sym = b_.t.source().find_symbol(name);
+      return sym ? std::optional<int64_t>(sym->hint) : std::nullopt;
+    });
+  }
+
+  // A view's dims in groups: runs of input dims and runs of output dims with
+  // the same number of elements, the finest such split (1s join a
+  // neighbour). Merges, splits and both; nothing if the prover cannot tell.
+  struct Group {
+    std::vector<int64_t> in, out;
+  };
+  std::optional<std::vector<Group>> view_groups(const std::vector<SymExpr>& in, const std::vector<SymExpr>& out) const {
+    std::vector<Group> groups;
+    size_t i = 0, j = 0;
+    while (i < in.size() || j < out.size()) {
+      Group gr;
+      SymExpr pi = 1, po = 1;
+      // Take at least one dim of each side that has one left, then grow the smaller side.
+      if (i < in.size()) pi = pi * in[i], gr.in.push_back(static_cast<int64_t>(i++));
+      if (j < out.size()) po = po * out[j], gr.out.push_back(static_cast<int64_t>(j++));
+      while (!b_.equal(pi, po)) {
+        // Grow the side with fewer elements, compared at the symbols' hints;
+        // the group closes only when the prover finds both products equal.
+        const auto hi = at_hints(pi), ho = at_hints(po);
+        if (!hi || !ho || *hi == *ho) return std::nullopt;
+        const bool grow_in = *hi < *ho;
+        if (grow_in ? i >= in.size() : j >= out.size()) return std::nullopt;
+        if (grow_in) pi = pi * in[i], gr.in.push_back(static_cast<int64_t>(i++));
+        else po = po * out[j], gr.out.push_back(static_cast<int64_t>(j++));
+      }
+      groups.push_back(std::move(gr));
+    }
+    return groups;
+  }
+
+  Reduced through_view(Id n, const std::vector<SymExpr>& out, const std::vector<int64_t>& dims, int depth,
+                       bool zero_only) {
     const Id x = b_.child(g_, n, 0);
     const auto* in = b_.shape(x);
     if (!in) return {};
-    const auto runs = merge_runs(*in, out);
-    if (!runs) return {};
+    const auto groups = view_groups(*in, out);
+    if (!groups) return {};
     std::vector<int64_t> in_dims;
-    for (int64_t d : dims)
-      for (int64_t i : (*runs)[static_cast<size_t>(d)]) in_dims.push_back(i);
+    bool partial = false;
+    for (const Group& gr : *groups) {
+      const auto summed = static_cast<size_t>(std::count_if(gr.out.begin(), gr.out.end(), [&](int64_t d) {
+        return std::binary_search(dims.begin(), dims.end(), d);
+      }));
+      if (summed == gr.out.size() && summed > 0) in_dims.insert(in_dims.end(), gr.in.begin(), gr.in.end());
+      else if (summed > 0) partial = true;  // part of a split dim: only a zero carries over
+    }
     std::sort(in_dims.begin(), in_dims.end());
-    Reduced r = reduce(x, in_dims, depth + 1);
+    Reduced r = reduce(x, in_dims, depth + 1, zero_only || partial);
     if (!r.found || r.zero) return r;
     std::vector<SymExpr> kept = out;
     for (int64_t d : dims) kept[static_cast<size_t>(d)] = 1;
@@ -220,7 +260,7 @@ class KeyGradientSum {
   AttentionBuilder& b_;
   eg::EGraph& g_;
   const NodeAttrs& sum_;
-  std::set<std::pair<Id, std::vector<int64_t>>> open_;
+  std::set<std::tuple<Id, std::vector<int64_t>, bool>> open_;
 };
 
 }  // namespace
@@ -243,7 +283,7 @@ std::vector<eg::Rewrite> key_gradient_rules(TensorEGraph& t) {
                     const bool keepdim = sum_attrs.args.size() > 2 && sum_attrs.args[2].kind == Value::Kind::Bool &&
                                          sum_attrs.args[2].b;
                     KeyGradientSum walk(*b, g, sum_attrs);
-                    const Reduced r = walk.reduce(s[0], dims, 0);
+                    const Reduced r = walk.reduce(s[0], dims, 0, false);
                     if (!r.found) return kNoId;
                     if (r.zero) {
                       if (!device) return kNoId;  // zeros would land on the CPU

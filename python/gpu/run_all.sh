@@ -5,6 +5,7 @@
 #   python/gpu/run_all.sh OUT_DIR bias       (fused attention with a bias; the step's memory by configuration)
 #   python/gpu/run_all.sh OUT_DIR final      (the step configurations, eager attention, a fresh capture, bias)
 #   python/gpu/run_all.sh OUT_DIR checks     (capture variants, the bridge test, the corpus at inputs N(0, 0.3²) and N(0, 1))
+#   python/gpu/run_all.sh OUT_DIR unseen     (Qwen2 and Mistral captured, inference and training, validated; the corpus again)
 # Needs $SATOR (the sator binary; with its shared libraries on LD_LIBRARY_PATH)
 # and python3 with torch, CUDA and transformers. Writes OUT_DIR/gpu_results.json
 # (everything), OUT_DIR/validate_corpus.json and OUT_DIR/log.txt.
@@ -80,6 +81,15 @@ PY
       timeout 120 python3 python/tests/test_bridge.py corpus "$SATOR"; echo "== test_bridge exit $?"
       timeout 150 python3 python/gpu/validate_corpus.py corpus/graphs "$out/scale0.3" --input-scale 0.3 --deadline 120
       timeout 150 python3 python/gpu/validate_corpus.py corpus/graphs "$out/scale1" --deadline 120 ;;
-    *) echo "mode: steps, validate, all, again, bias, final or checks" ;;
+    unseen)  # models outside the corpus (Qwen2, Mistral: inference and training) captured, optimized and compared; then the corpus at both scales
+      timeout 200 python3 python/sator_torch/export.py "$tmp/unseen" 2>&1 | grep -v "^note: "
+      (cd "$tmp" && tar czf "$out/unseen_graphs.tgz" unseen)
+      for s in 1 0.3; do
+        timeout 60 python3 python/gpu/validate_corpus.py "$tmp/unseen" "$out/unseen_scale$s" --input-scale $s
+      done
+      for s in 0.3 1; do
+        timeout 110 python3 python/gpu/validate_corpus.py corpus/graphs "$out/scale$s" --input-scale $s --deadline 90
+      done ;;
+    *) echo "mode: steps, validate, all, again, bias, final, checks or unseen" ;;
   esac
 } 2>&1 | tee "$out/log.txt"

@@ -9,6 +9,7 @@ import os
 import sys
 
 import torch
+import torch.nn.functional as F
 import torch._inductor.config as inductor_config
 
 try:
@@ -81,9 +82,14 @@ def main():
             cfg._attn_implementation = "eager"
             model = model_cls(cfg).cuda().eval()
             ids = torch.randint(0, 1000, (2, 128), device="cuda")
-            capture(model, (ids,), f"{key}.infer", {"model": key, "phase": "infer", "dynamic": False,
-                                                     "torch": torch.__version__, "batch": 2, "seq": 128,
-                                                     "attn": "eager", "stage": "joint"}, out_dir)
+            source = {"model": key, "phase": "infer", "dynamic": False, "torch": torch.__version__, "batch": 2,
+                      "seq": 128, "attn": "eager", "stage": "joint"}
+            capture(model, (ids,), f"{key}.infer", source, out_dir)
+            # Training: the joint graph of a cross-entropy loss on the logits
+            # (no dropout in these models' attention).
+            model.train()
+            capture(model, (ids,), f"{key}.train", dict(source, phase="train", loss="F.cross_entropy"), out_dir,
+                    train=True, loss=lambda out: F.cross_entropy(out.logits.view(-1, 1000), ids.view(-1)))
         except Exception as e:  # report, try the next model
             print("FAILED", key, type(e).__name__, str(e)[:500])
 
