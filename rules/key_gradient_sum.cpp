@@ -2,7 +2,6 @@
 #include "rules/key_gradient_sum.h"
 
 #include <algorithm>
-#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -16,8 +15,8 @@ namespace sator::rules {
 const std::vector<RuleInfo>& key_gradient_rule_info() {
   static const std::vector<RuleInfo> info = {
       {"key-gradient-sum-zero",
-       "sum(x, D) = the sum of x's other terms when x = layout(... + dK + ...) through merging views, permutes and "
-       "adds, dK = _scaled_dot_product_efficient_attention_backward(..., O, lse, seed, offset, ...)[1] of its own "
+       "sum(x, D) = the sum of x's other terms when x = layout(... + dK + ...) through views, permutes, keepdim sums "
+       "and adds, dK = _scaled_dot_product_efficient_attention_backward(..., O, lse, seed, offset, ...)[1] of its own "
        "forward, and D covers the keys' axis: Σ_j dK_j = 0 (softmax ignores a shift of its row); zeros when no term is left"},
   };
   return info;
@@ -27,7 +26,7 @@ namespace {
 
 using eg::Subst;
 
-constexpr int kMaxDepth = 8;  // views, permutes and adds between the sum and dK
+constexpr int kMaxDepth = 8;  // views, permutes, sums and adds between the sum and dK
 
 // What summing a class over some of its dims comes to once the key gradients
 // in it are dropped: nothing found (the rule does not apply there), zero, or

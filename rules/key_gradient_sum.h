@@ -17,10 +17,14 @@
 // getitem(_scaled_dot_product_efficient_attention_backward(dO, q, k, v, [m],
 // O, lse, seed, offset, ...), 1) — the backward of a forward kernel on the
 // same q, k, v, [m], p, causal and scale whose O, lse, seed and offset it takes —
-// through merging views, permutes and adds of same-shaped terms, with the
-// keys' axis among the summed dims, equals the same sum without that term:
-// the other terms' sums (moved through the same views and permutes), or
-// zeros (aten.full on the graph's device) when no term is left.
+// through views (merging or splitting dims), permutes, keepdim sums (the
+// backward of grouped-query attention's repeat_kv) and adds of same-shaped
+// terms, with the keys' axis among the summed dims, equals the same sum
+// without that term: the other terms' sums (moved through the same views,
+// permutes and sums), or zeros (aten.full on the graph's device) when no term
+// is left. Below a view that splits a dim the sum covers only in part, only
+// a zero carries over. It holds where the kernels' outputs are finite (a row
+// masked whole with -inf is NaN in the decomposed graph).
 #pragma once
 
 #include <vector>
