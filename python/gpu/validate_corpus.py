@@ -21,7 +21,9 @@ Floating-point inputs are drawn from N(0, S²) (S = 1 by default, the scale
 of the first runs). With N(0, 1) weights a transformer's attention scores
 have standard deviations in the hundreds (softmax rows one-hot), a regime no
 trained model is in and where the fused kernels round cancelling sums worse
-than the decomposed graph (docs/rules.md); S = 0.3 puts them near 10.
+than the decomposed graph (docs/rules.md). q and k each scale with S²
+(weight times activation), the scores with about S⁴: S = 0.3 brings them
+about 120 times down.
 Writes OUT_DIR/validate_corpus.json and prints a table.
 """
 import argparse
