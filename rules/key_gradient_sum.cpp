@@ -26,6 +26,7 @@ namespace {
 
 using eg::Subst;
 
+constexpr const char* kBackward = "aten._scaled_dot_product_efficient_attention_backward.default";
 constexpr int kMaxDepth = 8;  // views, permutes, sums and adds between the sum and dK
 
 // What summing a class over some of its dims comes to once the key gradients
@@ -229,7 +230,7 @@ class KeyGradientSum {
   bool is_key_gradient(Id n) const {
     const NodeAttrs& ga = b_.attrs(g_, n);
     if (ga.args.size() != 2 || ga.args[1].kind != Value::Kind::Int || ga.args[1].i != 1) return false;
-    for (Id bwd : b_.nodes(g_, b_.child(g_, n, 0), "aten._scaled_dot_product_efficient_attention_backward.default")) {
+    for (Id bwd : b_.nodes(g_, b_.child(g_, n, 0), kBackward)) {
       const NodeAttrs& ba = b_.attrs(g_, bwd);
       if (ba.args.size() < 12) continue;
       const Id out = arg_class(bwd, 5), lse = arg_class(bwd, 6), seed = arg_class(bwd, 7), offset = arg_class(bwd, 8);
@@ -270,6 +271,9 @@ std::vector<eg::Rewrite> key_gradient_rules(TensorEGraph& t) {
   std::vector<eg::Rewrite> rs;
   rs.emplace_back("key-gradient-sum-zero", t.lang, "(aten.sum.dim_IntList@_ ?x)",
                   [b, device](eg::EGraph& g, Id eclass, Subst s) -> Id {
+                    // No walk until the training rule (or the source) has put a
+                    // backward kernel in the e-graph: ops are interned on first use.
+                    if (!b->t.lang.find_op(kBackward)) return kNoId;
                     const NodeAttrs sum_attrs = b->attrs(g, s.root);  // a copy: adding nodes may move the table
                     const auto *in = b->shape(s[0]), *out = b->shape(eclass);
                     const auto dtype = b->dtype(g, eclass);
