@@ -9,6 +9,7 @@
 #include "rules/attention_train_rules.h"
 #include "rules/key_gradient_sum.h"
 #include "rules/layout_rules.h"
+#include "rules/mixed_precision.h"
 
 namespace sator::check {
 
@@ -305,6 +306,39 @@ std::vector<RuleCase> recompose_cases() {
   return cases;
 }
 
+// convert(_softmax(x16 + m32, d), t16): attention's scores under autocast.
+// The mask broadcasts into x (dims 1 at random): a float32 input, or an
+// iota mask (the causal triangle when t = 1 and L = S, a shifted one
+// otherwise) whose -inf entries the right side clamps; no row is masked
+// whole. The graph gets a device (the clamp's scalar needs one).
+static NodeId softmax_mask_16(Draw& d, size_t rank) {
+  const DType t = d.coin() ? DType::BFloat16 : DType::Float16;
+  std::vector<SymExpr> shape = d.shape(rank);
+  NodeId mask;
+  if (rank >= 2 && d.coin()) {
+    shape[rank - 1] = shape[rank - 2];  // L = S: the triangle can be causal
+    const NodeId m = iota_mask(d, shape[rank - 2], shape[rank - 1], d.integer(1, 2));
+    mask = d.b.op("aten.expand.default", {B::ref(m), B::sizes(shape)});
+  } else {
+    std::vector<SymExpr> ms = shape;
+    for (SymExpr& e : ms)
+      if (d.coin()) e = 1;
+    const NodeId zero = d.b.op("aten.full.default", {B::sizes({}), Value::of_float(0.0)},
+                               {{"dtype", Value::of_dtype(DType::Float32)},
+                                {"device", Value::of_text(Value::Kind::Device, "cpu")}});
+    mask = d.b.op("aten.add.Tensor", {B::ref(d.b.input(ms)), B::ref(zero)});
+  }
+  const NodeId x = d.b.input(shape, t);
+  const NodeId sum = d.b.op("aten.add.Tensor", {B::ref(x), B::ref(mask)});
+  const int64_t dim = d.maybe_negative(static_cast<int64_t>(rank) - 1, rank);
+  const NodeId sm = d.b.op("aten._softmax.default", {B::ref(sum), Value::of_int(dim), Value::of_bool(false)});
+  return d.b.op("prims.convert_element_type.default", {B::ref(sm), Value::of_dtype(t)});
+}
+
+static std::vector<RuleCase> mixed_precision_cases() {
+  return {{"softmax-mask-in-16-bit", 1, 6, false, false, softmax_mask_16}};
+}
+
 std::vector<RuleCase> attention_cases() {
   return {
       // The rule fuses 4-D attention ([batch, heads, L, E]), the form SDPA's kernels take.
@@ -328,6 +362,7 @@ RuleFactory shipped_rules() {
     for (eg::Rewrite& r : rules::attention_rules(t, /*fuse_dropout=*/true)) rs.push_back(std::move(r));
     for (eg::Rewrite& r : rules::attention_train_rules(t, /*fuse_dropout=*/true)) rs.push_back(std::move(r));
     for (eg::Rewrite& r : rules::key_gradient_rules(t)) rs.push_back(std::move(r));
+    for (eg::Rewrite& r : rules::mixed_precision_rules(t)) rs.push_back(std::move(r));
     return rs;
   };
 }
@@ -336,6 +371,7 @@ std::vector<RuleCase> shipped_cases() {
   std::vector<RuleCase> all = layout_cases();
   for (RuleCase& c : recompose_cases()) all.push_back(std::move(c));
   for (RuleCase& c : attention_cases()) all.push_back(std::move(c));
+  for (RuleCase& c : mixed_precision_cases()) all.push_back(std::move(c));
   return all;
 }
 

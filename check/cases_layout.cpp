@@ -189,6 +189,11 @@ std::vector<RuleCase> layout_cases() {
     const NodeId f = elementwise(d, d.b.input(d.shape(r)));
     return d.b.op("aten.permute.default", {B::ref(f), B::ints(d.permutation(r))});
   });
+  add("convert-of-permute", 1, 6, [](Draw& d, size_t r) {
+    const DType to = d.pick(std::vector<DType>{DType::BFloat16, DType::Float16, DType::Float64});
+    const NodeId p = d.b.op("aten.permute.default", {B::ref(d.b.input(d.shape(r))), B::ints(d.permutation(r))});
+    return d.b.op("prims.convert_element_type.default", {B::ref(p), Value::of_dtype(to)});
+  });
   add("transpose-through-flatten", 2, 6, [](Draw& d, size_t r) {
     // x = P + T, viewed as [prod(P)] + T, permuted keeping dim 0 first.
     const std::vector<SymExpr> s = d.shape(r);

@@ -6,6 +6,7 @@
 #include "ir/chunked_node.h"
 #include "ir/infer_context.h"
 #include "ir/op_table.h"
+#include "ir/tensor_lang.h"
 
 namespace sator::chunk {
 
@@ -289,6 +290,23 @@ Graph remove_dead_nodes(const Graph& g) {
   return out;
 }
 
+std::vector<bool> tangent_dependent_outputs(const Graph& g) {
+  std::vector<bool> dep(g.nodes.size(), false);
+  std::vector<bool> out;
+  for (NodeId i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (n.op == "placeholder") {
+      dep[i] = n.role == Role::Tangent;
+    } else if (n.op == "output") {
+      if (n.args.empty()) continue;
+      for (const Value& v : n.args[0].list) out.push_back(v.kind == Value::Kind::Node && dep[v.node]);
+    } else {
+      for (NodeId c : tensor_children(g, i)) dep[i] = dep[i] || dep[c];
+    }
+  }
+  return out;
+}
+
 Graph apply_chunking(const Graph& g, const Region& r, int64_t chunks, TangentScaling* scaling) {
   Builder b(g, r, chunks);
   Graph chunked = b.run();
@@ -300,6 +318,15 @@ Graph apply_chunking(const Graph& g, const Region& r, int64_t chunks, TangentSca
     throw ApplyError(std::string("taking the tangent out of the chunked node: ") + e.what());
   }
   Graph out = scaled.tangent.empty() ? std::move(chunked) : remove_dead_nodes(scaled.graph);
+  // One node computes the whole region: where it still reads a tangent and
+  // also yields a value of the forward, that forward output would depend on
+  // the tangent, which AOTAutograd's partitioner cannot split ("was invalid,
+  // but is output"; seen on the zoo's autocast training graphs).
+  const std::vector<bool> before = tangent_dependent_outputs(g), after = tangent_dependent_outputs(out);
+  for (size_t i = 0; i < before.size() && i < after.size(); ++i)
+    if (!before[i] && after[i])
+      throw ApplyError("the chunked region reads a tangent and yields forward output " + std::to_string(i) +
+                       ", which would then depend on the tangent");
   if (scaling) {
     *scaling = std::move(scaled);
     scaling->graph = Graph{};

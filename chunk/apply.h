@@ -22,6 +22,11 @@ struct ApplyError : std::runtime_error {
 // empty. Throws ApplyError when the body does not type-check.
 Graph apply_chunking(const Graph& g, const Region& r, int64_t chunks, TangentScaling* scaling = nullptr);
 
+// Per output of the graph: whether it depends on a tangent input. A joint
+// graph's forward outputs must not (AOTAutograd's partitioner splits the
+// graph at them); apply_chunking refuses a region that would make one.
+std::vector<bool> tangent_dependent_outputs(const Graph& g);
+
 // Drops every node (not a placeholder or the output) whose result nobody uses.
 Graph remove_dead_nodes(const Graph& g);
 

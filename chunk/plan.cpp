@@ -85,7 +85,7 @@ ChunkPlan plan_chunking(const Graph& g, const ChunkOptions& o) {
   const int64_t probe = o.chunks.value_or(8);
   std::optional<Region> best;
   double best_peak = base.peak;
-  std::string why;
+  std::string why, refused;
   for (const Amplifier& a : amps) {
     const size_t rank = g.nodes[a.node].tensor.shape.size();
     for (size_t dim = 0; dim < rank; ++dim) {
@@ -104,10 +104,13 @@ ChunkPlan plan_chunking(const Graph& g, const ChunkOptions& o) {
           plan.amplification = a.ratio;
         }
       } catch (const ApplyError& e) {
-        why = e.what();
+        // A region was found but cannot be written: say so rather than a
+        // later dim's "nothing chunkable" (the first such refusal is kept).
+        if (refused.empty()) refused = g.nodes[a.node].name + " dim " + std::to_string(dim) + ": " + e.what();
       }
     }
   }
+  if (!refused.empty()) why = refused;
   if (!best) {
     plan.why_not = "no region lowers the estimated peak, reached at " + plan.peak_node_before +
                    (why.empty() ? " (outside every region found)" : " (last refusal: " + why + ")");

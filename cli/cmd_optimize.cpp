@@ -13,6 +13,7 @@
 #include "cli/run_report.h"
 #include "interp/verify.h"
 #include "ir/graph_io.h"
+#include "ir/output_target.h"
 #include "ir/shape_check.h"
 #include "rules/optimizer.h"
 
@@ -26,8 +27,10 @@ struct OptimizeCliOptions {
   double time_limit = 10.0, ilp_time_limit = 60.0;
   std::string extractor = "dag", cost = "roofline", device = "h200", chunk = "off";
   std::string memory_budget;
+  std::string target = "any";
   bool verify = false;
   bool fuse_dropout = false, no_training_attention = false, no_training_attention_bias = false;
+  bool no_mixed_precision_attention = false;
 };
 
 // Options of the CLI contract whose machinery lands with later issues are
@@ -40,6 +43,11 @@ void refuse_unavailable(const OptimizeCliOptions& o) {
   if (o.iter_limit == 0) refuse("--iter-limit must be at least 1");
   if (o.node_limit == 0) refuse("--node-limit must be at least 1");
   if (!(o.time_limit > 0)) refuse("--time-limit must be a positive number of seconds");
+  try {
+    output_target(o.target);
+  } catch (const std::invalid_argument& e) {
+    refuse(std::string("--target: ") + e.what());
+  }
 }
 
 void run_optimize(const OptimizeCliOptions& o) {
@@ -57,10 +65,12 @@ void run_optimize(const OptimizeCliOptions& o) {
   opts.fuse_dropout = o.fuse_dropout;
   opts.training_attention = !o.no_training_attention;
   opts.training_attention_bias = !o.no_training_attention_bias;
+  opts.mixed_precision_attention = !o.no_mixed_precision_attention;
   opts.extractor = o.extractor;
   opts.cost = o.cost;
   opts.device = o.device;
   opts.ilp_time_limit_s = o.ilp_time_limit;
+  opts.target = o.target;
   rules::OptimizeResult r = rules::optimize(input, opts);
   // Chunking runs on the extracted graph (design.md's pipeline).
   std::optional<chunk::ChunkPlan> plan;
@@ -70,6 +80,7 @@ void run_optimize(const OptimizeCliOptions& o) {
     plan = plan_or_refuse(o.path, r.output, *chunking);
     r.output = plan->graph;
     r.nodes_out = r.output.nodes.size();
+    rules::check_output_target(r.output, input, o.target);
     chunk_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tc).count();
   }
 
@@ -92,6 +103,7 @@ void run_optimize(const OptimizeCliOptions& o) {
   c.chunk_ms = chunk_ms;
   if (!o.report.empty()) {
     nlohmann::ordered_json j = run_report(input, r, c);
+    j["target"] = o.target;
     j["chunk"] = plan ? chunk_plan_json(*plan) : nlohmann::ordered_json(nullptr);
     write_file_atomic(o.report, j.dump(2) + "\n");
   }
@@ -119,6 +131,9 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--ilp-time-limit", opt.ilp_time_limit, "seconds for the ilp extractor (default 60)");
   cmd->add_option("--cost", opt.cost, "roofline (default; docs/cost-model.md) or nodes");
   cmd->add_option("--device", opt.device, "cost-model device (h200)");
+  cmd->add_option("--target", opt.target,
+                  "what reads the output: any (default) or inductor-joint (only ops Inductor lowers in a joint "
+                  "graph; what sator recomposed and did not fuse is written back in the input's form)");
   cmd->add_option("--chunk", opt.chunk, "off (default), auto or N: chunk the extracted graph (sator chunk)");
   cmd->add_option("--memory-budget", opt.memory_budget, "with --chunk auto: the fewest chunks whose estimated peak fits (bytes, or 8GiB)");
   cmd->add_flag("--verify", opt.verify, "run input and output on the same random inputs in the float64 reference interpreter "
@@ -128,6 +143,9 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_flag("--no-training-attention-bias", opt.no_training_attention_bias,
                 "keep a joint graph's attention whose scores add a mask tensor decomposed (default: fused, the mask "
                 "passed to the kernels as attn_bias)");
+  cmd->add_flag("--no-mixed-precision-attention", opt.no_mixed_precision_attention,
+                "keep attention under autocast (16-bit scores, a float32 mask and softmax) decomposed (default: "
+                "fused in 16 bits, the mask cast as torch's SDPA casts it; a real-valued bias is rounded to 16 bits)");
   cmd->add_flag("--fuse-dropout", opt.fuse_dropout,
                 "also fuse attention written with explicit dropout; SDPA draws its own random numbers, so the "
                 "result is equal in distribution, not bit for bit");

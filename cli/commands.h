@@ -21,5 +21,6 @@ void add_check_rules_command(CLI::App& app);
 void add_extract_command(CLI::App& app);
 void add_cost_command(CLI::App& app);
 void add_chunk_command(CLI::App& app);
+void add_ops_command(CLI::App& app);
 
 }  // namespace sator::cli

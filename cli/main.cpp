@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   sator::cli::add_extract_command(app);
   sator::cli::add_cost_command(app);
   sator::cli::add_chunk_command(app);
+  sator::cli::add_ops_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -175,6 +175,15 @@ bool is_causal_mask(TensorEGraph& t, eg::Id mask) {
   const auto where = t.lang.find_op("aten.where.self");
   if (!where) return false;
   const std::vector<Id> nodes(g.class_nodes(mask).begin(), g.class_nodes(mask).end());
+  // A causal mask cast to another floating type is still one: 0 stays 0 and
+  // the masked entries stay at most -1e30 (or become -inf).
+  const auto convert = t.lang.find_op("prims.convert_element_type.default");
+  const TensorData& md = t.analysis.data(g.find(mask));
+  if (convert && md.result == Node::Result::Tensor && is_floating(md.type.dtype))
+    for (Id n : nodes)
+      if (g.op(n) == *convert && g.find(g.children(n)[0]) != g.find(mask) &&
+          is_causal_mask(t, g.find(g.children(n)[0])))
+        return true;
   for (Id n : nodes) {
     if (g.op(n) != *where) continue;
     const NodeAttrs& at = t.lang.attrs(g.attr(n));

@@ -1,17 +1,21 @@
 #include "rules/optimizer.h"
 
 #include <chrono>
+#include <limits>
+#include <unordered_set>
 
 #include "extract/egraph_problem.h"
 #include "extract/extractors.h"
 #include "extract/graph_cost.h"
 #include "ir/graph_stats.h"
+#include "ir/output_target.h"
 #include "ir/shape_check.h"
 #include "ir/tensor_egraph.h"
 #include "rules/attention_rules.h"
 #include "rules/attention_train_rules.h"
 #include "rules/key_gradient_sum.h"
 #include "rules/layout_rules.h"
+#include "rules/mixed_precision.h"
 
 namespace sator::rules {
 
@@ -58,7 +62,16 @@ void finish_result(OptimizeResult& r, const char* what, const std::string& cost,
   r.cost_out = estimate_cost(r.output, cost, device);
 }
 
+void check_output_target(const Graph& g, const Graph& input, const std::string& target) {
+  const OutputTarget& t = output_target(target);
+  if (!t.restricts()) return;
+  if (std::optional<TargetViolation> v = find_target_violation(g, t, ops_of(input)))
+    throw std::logic_error("the output writes " + v->op + " at node '" + v->node + "', which target " + target +
+                           " refuses (" + v->why + ")");
+}
+
 OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
+  const OutputTarget& target = output_target(options.target);
   OptimizeResult r;
   const GraphStats in = compute_stats(input);
   r.nodes_in = in.nodes;
@@ -72,8 +85,11 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
   for (eg::Rewrite& r : recompose_rules(t)) rules.push_back(std::move(r));
   // Training graphs fuse attention's forward and backward together: the
   // forward alone would keep the scores alive for the backward and save nothing.
-  if (!is_training_graph(input))
+  if (!is_training_graph(input)) {
     for (eg::Rewrite& r : attention_rules(t, options.fuse_dropout)) rules.push_back(std::move(r));
+    if (options.mixed_precision_attention)
+      for (eg::Rewrite& r : mixed_precision_rules(t)) rules.push_back(std::move(r));
+  }
   else if (options.training_attention) {
     for (eg::Rewrite& r : attention_train_rules(t, options.fuse_dropout, options.training_attention_bias))
       rules.push_back(std::move(r));
@@ -110,7 +126,20 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
     const double tie_break = is_free(op) ? 0.0 : 1e-3;
     return extract::roofline_cost(*device, op, in, out).seconds * 1e6 + tie_break;
   };
+  // The target's refused ops (unless the input has them) are never
+  // extracted: their classes keep the input's own form, which is allowed.
+  const std::unordered_set<std::string> input_ops = ops_of(input);
+  std::vector<int8_t> refused_op;  // per OpId: -1 unknown, 0 allowed, 1 refused
+  const auto refused = [&](eg::OpId op) {
+    if (op >= refused_op.size()) refused_op.resize(t.lang.num_ops(), -1);
+    if (refused_op[op] < 0) {
+      const std::string& name = t.lang.op_name(op);
+      refused_op[op] = !input_ops.count(name) && target.refuses(name).has_value();
+    }
+    return refused_op[op] == 1;
+  };
   const auto node_cost = [&](eg::Id n) {
+    if (target.restricts() && refused(t.egraph.op(n))) return std::numeric_limits<double>::infinity();
     if (options.cost == "roofline") return roofline_node(n);
     return is_free(t.lang.op_name(t.egraph.op(n))) ? 0.0 : 1.0;
   };
@@ -145,6 +174,7 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
   t0 = std::chrono::steady_clock::now();
   r.output = t.write(x);
   finish_result(r, "optimized", options.cost, options.device);
+  check_output_target(r.output, input, options.target);
   r.write_ms = ms_since(t0);
   r.z3_queries = t.prover.stats().queries;
   r.z3_cache_hits = t.prover.stats().cache_hits;

@@ -16,10 +16,17 @@ struct OptimizeOptions {
   bool fuse_dropout = false;  // attention with explicit dropout -> SDPA's own (changes random draws)
   bool training_attention = true;  // joint graphs: attention forward and backward fused together
   bool training_attention_bias = true;  // ... also where the scores add a mask tensor
+  // Inference attention under autocast (16-bit scores, a float32 mask, a
+  // float32 softmax cast back) fused in 16 bits (rules/mixed_precision.h).
+  bool mixed_precision_attention = true;
   std::string extractor = "dag";   // tree, dag or ilp (extract/extractors.h)
   std::string cost = "roofline";   // roofline (estimated compiled µs) or nodes (each compute node 1)
   std::string device = "h200";     // the roofline model's device
   double ilp_time_limit_s = 60.0;
+  // What the output may contain (ir/output_target.h): "any", or
+  // "inductor-joint" (only ops Inductor lowers after its decompositions;
+  // what sator recomposed and did not fuse goes back to the input's form).
+  std::string target = "any";
 };
 
 struct OptimizeResult {
@@ -50,8 +57,12 @@ void finish_result(OptimizeResult& r, const char* what, const std::string& cost,
 // attention stays decomposed (issue 10 fuses forward and backward together).
 bool is_training_graph(const Graph& g);
 
+// Throws std::logic_error naming the node if `g` holds an op `target`
+// refuses that `input` did not have (a writer bug: extraction never picks one).
+void check_output_target(const Graph& g, const Graph& input, const std::string& target);
+
 // Throws UnsoundMerge (a rule bug) or std::logic_error if the output graph
-// fails shape validation.
+// fails shape validation or the output target.
 OptimizeResult optimize(const Graph& input, const OptimizeOptions& options);
 
 }  // namespace sator::rules

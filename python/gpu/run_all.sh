@@ -6,6 +6,9 @@
 #   python/gpu/run_all.sh OUT_DIR final      (the step configurations, eager attention, a fresh capture, bias)
 #   python/gpu/run_all.sh OUT_DIR checks     (capture variants, the bridge test, the corpus at inputs N(0, 0.3²) and N(0, 1))
 #   python/gpu/run_all.sh OUT_DIR unseen     (Qwen2 and Mistral captured, inference and training, validated; the corpus again)
+#   python/gpu/run_all.sh OUT_DIR zoo        (issue 21: Inductor's op list regenerated, the pass's never-break test, then
+#                                             the zoo rows not yet in docs/results/zoo/zoo.jsonl, for $ZOO_SECONDS (480);
+#                                             more zoo.py arguments in $ZOO_ARGS, e.g. "--size tiny" or "--archs gpt2")
 # Needs $SATOR (the sator binary; with its shared libraries on LD_LIBRARY_PATH)
 # and python3 with torch, CUDA and transformers. Writes OUT_DIR/gpu_results.json
 # (everything), OUT_DIR/validate_corpus.json and OUT_DIR/log.txt.
@@ -90,6 +93,20 @@ PY
       for s in 0.3 1; do
         timeout 110 python3 python/gpu/validate_corpus.py corpus/graphs "$out/scale$s" --input-scale $s --deadline 90
       done ;;
-    *) echo "mode: steps, validate, all, again, bias, final, checks or unseen" ;;
+    zoo)
+      python3 python/gpu/inductor_ops.py "$SATOR" "$out/inductor_joint_ops.json" corpus/graphs
+      cmp -s "$out/inductor_joint_ops.json" ir/targets/inductor_joint_ops.json && echo "op list: as committed" \
+        || echo "op list: differs from the committed one (this torch: see $out/inductor_joint_ops.json)"
+      timeout 240 python3 python/tests/test_inductor_pass.py "$SATOR"; echo "== test_inductor_pass exit $?"
+      t=${ZOO_SECONDS:-480}
+      # shellcheck disable=SC2086
+      timeout "$t" python3 python/gpu/zoo.py "$out/zoo" --resume docs/results/zoo/zoo.jsonl --parallel 3 \
+        --deadline $((t - 30)) $ZOO_ARGS
+      # At most 8 files come back from the GPU machine: the results, the log and two archives.
+      (cd "$out/zoo" && cp zoo.jsonl zoo.json .. 2> /dev/null
+       tar czf ../zoo_graphs.tgz zoo_graphs/graphs zoo_graphs/inductor 2> /dev/null
+       tar czf ../zoo_rows.tgz rows zoo.log zoo_graphs/sator 2> /dev/null)
+      rm -rf "$out/zoo" ;;
+    *) echo "mode: steps, validate, all, again, bias, final, checks, unseen or zoo" ;;
   esac
 } 2>&1 | tee "$out/log.txt"

@@ -14,12 +14,20 @@ node becomes one `invoke_subgraph` call per chunk, so Inductor compiles the
 chunk body once and fuses nothing across chunks. Fake-tensor metadata is
 propagated again over the new nodes.
 
+sator writes for the `inductor-joint` target by default: only ops Inductor
+lowers at this stage (its decompositions have already run, so an op such as
+`aten._softmax`, which Inductor only decomposes, would fail its lowering).
+Before the rebuilt graph is accepted, every op it holds that the input did
+not is checked against this process's Inductor lowering and decomposition
+tables (`unlowerable_ops`).
+
 When anything fails (the binary is missing or refuses the graph, an op the
-rebuild cannot express) the graph is left exactly as it was and a warning
-says why: the pass never breaks a compile.
+rebuild cannot express, an op Inductor could not lower) the graph is left
+exactly as it was and a warning says why: the pass never breaks a compile.
 """
 import hashlib
 import json
+import operator
 import os
 import shutil
 import subprocess
@@ -55,28 +63,47 @@ def _signature(graph):
 class InductorPass(CustomGraphPass):
     """A joint_custom_pre_pass that optimizes each graph with the sator binary.
 
-    chunk: "auto" (default), "off" or a count, for static graphs (dynamic
-    graphs are not chunked: their chunk bounds would be symbolic).
+    chunk: "off" (default), "auto" or a count, for static graphs (dynamic
+    graphs are not chunked: their chunk bounds would be symbolic). Chunking
+    trades step time for memory (+2-6% measured on the zoo's training rows,
+    docs/results/zoo.md), so it is the user's choice, not a default.
     memory_budget: passed to --memory-budget (with chunk="auto").
+    decline_without_gain: leave a graph untouched when sator neither fused
+    attention nor chunked it: layout rewrites alone measured from 1% faster
+    to 4% slower, so the pass does not bet the user's step on them.
+    target: "inductor-joint" (default) or "any" (tests only: the output may
+    hold ops Inductor cannot lower, which the pass then declines).
     extra: more `sator optimize` arguments. keep_dir: keeps each graph, its
     optimization and report there. reports: one dict per graph seen (what
     sator did, or why the graph was left alone)."""
 
-    def __init__(self, sator=None, chunk="auto", memory_budget=None, extra=(), keep_dir=None, timeout=600,
-                 verbose=True):
+    def __init__(self, sator=None, chunk="off", memory_budget=None, extra=(), keep_dir=None, timeout=600,
+                 verbose=True, target="inductor-joint", decline_without_gain=True):
         self.sator = find_sator(sator)
+        self.target, self.decline_without_gain = target, decline_without_gain
         self.chunk, self.memory_budget = str(chunk), memory_budget
         self.extra, self.keep_dir, self.timeout, self.verbose = list(extra), keep_dir, timeout, verbose
         self.reports = []
         self._bodies = set()  # signatures of the chunk bodies this pass made
 
     def uuid(self):
-        h = hashlib.sha256()
-        if self.sator:
-            with open(self.sator, "rb") as f:
-                h.update(f.read())
-        h.update(repr((self.chunk, self.memory_budget, self.extra)).encode())
-        return "sator-" + h.hexdigest()
+        """Inductor's FX graph cache key part: the binary (its rules and op
+        lists are compiled in), this package's rebuild code and the options.
+        Computed once: Inductor asks for it on every compile."""
+        if getattr(self, "_uuid", None) is None:
+            h = hashlib.sha256()
+            if self.sator:
+                with open(self.sator, "rb") as f:
+                    h.update(f.read())
+            here = os.path.dirname(os.path.abspath(__file__))
+            for name in sorted(os.listdir(here)):
+                if name.endswith(".py"):
+                    with open(os.path.join(here, name), "rb") as f:
+                        h.update(name.encode() + f.read())
+            h.update(repr((self.chunk, self.memory_budget, self.extra, self.target,
+                           self.decline_without_gain)).encode())
+            self._uuid = "sator-" + h.hexdigest()
+        return self._uuid
 
     def _say(self, text):
         if self.verbose:
@@ -85,6 +112,13 @@ class InductorPass(CustomGraphPass):
     def __call__(self, graph):
         report = {"graph": len(self.reports), "nodes_in": len(graph.nodes)}
         self.reports.append(report)
+        t0 = time.perf_counter()
+        try:
+            self._optimize(graph, report)
+        finally:
+            report["pass_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
+
+    def _optimize(self, graph, report):
         gm = graph.owning_module
         placeholders = [n.name for n in graph.nodes if n.op == "placeholder"]
         is_body = any(p.endswith("_rows") for p in placeholders) and not any(
@@ -100,6 +134,11 @@ class InductorPass(CustomGraphPass):
             doc = graph_to_doc(graph, gm, f"joint{report['graph']}", {"stage": "joint", "via": "InductorPass"})
             optimized, sator_report = self._run_sator(doc, report)
             if optimized is None:
+                return
+            chunked = bool((sator_report.get("chunk") or {}).get("chunked"))
+            if self.decline_without_gain and not sator_report.get("attention_fused") and not chunked:
+                report["skipped"] = "nothing to gain: no attention fused and no chunking (layout rewrites alone are not worth the risk)"
+                report["attention_fused"] = 0
                 return
             t0 = time.perf_counter()
             self._rebuild(graph, gm, optimized, doc)
@@ -123,7 +162,8 @@ class InductorPass(CustomGraphPass):
             stem = os.path.join(d, doc["name"])
             with open(stem + ".json", "w") as f:
                 json.dump(doc, f, separators=(",", ":"))
-            cmd = [self.sator, "optimize", stem + ".json", "-o", stem + ".sator.json", "--report", stem + ".report.json"]
+            cmd = [self.sator, "optimize", stem + ".json", "-o", stem + ".sator.json", "--report", stem + ".report.json",
+                   "--target", self.target]
             if static and self.chunk != "off":
                 cmd += ["--chunk", self.chunk]
                 if self.memory_budget:
@@ -181,6 +221,14 @@ class InductorPass(CustomGraphPass):
                 for body in b.bodies_built:
                     decompose_composites(body, body.graph, mode)
                 decompose_composites(gm, new, mode)
+        moved = forward_outputs_on_tangents(graph, new)
+        if moved:
+            raise NotLowerable(f"forward output(s) {moved[:5]} would depend on a tangent, which AOTAutograd's "
+                               "partitioner cannot split")
+        bad = unlowerable_ops([new] + [body.graph for body in b.bodies_built], known=graph)
+        if bad:
+            name, op, why = bad[0]
+            raise NotLowerable(f"{len(bad)} node(s) Inductor cannot lower, first {name} ({op}): {why}")
         # Move it in: the old nodes go, the new ones take the placeholders.
         out_node = next(n for n in graph.nodes if n.op == "output")
         old = [n for n in graph.nodes if n.op not in ("placeholder", "output")]
@@ -221,6 +269,72 @@ class InductorPass(CustomGraphPass):
         finally:
             mode.allow_non_fake_inputs = allow
         return mode
+
+
+class NotLowerable(Exception):
+    """sator's rebuilt graph holds an op Inductor cannot lower here."""
+
+
+def _tangent_dependence(graph):
+    """Per output position: whether the value depends on a tangent input."""
+    dep = {}
+    outs = []
+    for n in graph.nodes:
+        if n.op == "placeholder":
+            dep[n] = n.name.startswith("tangents")
+        elif n.op == "output":
+            outs = list(torch.utils._pytree.tree_leaves(n.args[0]))
+        else:
+            dep[n] = any(dep.get(a, False) for a in n.all_input_nodes)
+    return [bool(dep.get(o, False)) if isinstance(o, fx.Node) else False for o in outs]
+
+
+def forward_outputs_on_tangents(old, new):
+    """Output positions that `old` computes without tangents and `new` would
+    compute from one: a joint graph's forward outputs must stay computable
+    from the primals alone, or the partitioner fails ("was invalid, but is
+    output") — a chunked region reading a tangent and also yielding a
+    forward value does that."""
+    a, b = _tangent_dependence(old), _tangent_dependence(new)
+    if len(a) != len(b):
+        return [f"{len(a)} outputs became {len(b)}"]
+    return [i for i, (x, y) in enumerate(zip(a, b)) if not x and y]
+
+
+def _call_targets(graph):
+    return {n.target for n in graph.nodes if n.op == "call_function"}
+
+
+def unlowerable_ops(graphs, known=None):
+    """(node name, op, why) for every call in `graphs` that Inductor, as
+    configured in this process, could not lower in a joint graph: an op with
+    no lowering that Inductor only decomposes (its decompositions ran before
+    the joint passes, so it would hit make_fallback's "both a fallback and a
+    decomp" assertion), a higher-order op without a lowering, or an op with
+    neither while implicit fallbacks are off. Ops the graph `known` already
+    calls are accepted: Inductor was going to lower them anyway."""
+    import torch._inductor.config as inductor_config
+    from torch._inductor import decomposition, lowering
+
+    lowerings = lowering.lowerings
+    allow_list = getattr(lowering, "FALLBACK_ALLOW_LIST", set())
+    decomps = set(decomposition.select_decomp_table()) | set(decomposition.decompositions)
+    accepted = _call_targets(known) if known is not None else set()
+    bad = []
+    for g in graphs:
+        for n in g.nodes:
+            t = n.target
+            if n.op != "call_function" or t in accepted or t is operator.getitem or t in lowerings:
+                continue
+            if isinstance(t, torch._ops.HigherOrderOperator):
+                bad.append((n.name, str(t), "a higher-order op without an Inductor lowering"))
+            elif not isinstance(t, torch._ops.OpOverload):
+                continue  # Python functions on SymInts (operator.mul, ...) run at trace time
+            elif t in decomps:
+                bad.append((n.name, str(t), "Inductor decomposes it and has no lowering for it"))
+            elif not inductor_config.implicit_fallbacks and t.name().split(".")[0] not in allow_list:
+                bad.append((n.name, str(t), "no lowering, and implicit fallbacks are off"))
+    return bad
 
 
 def _relift_constants(graph, root):

@@ -1,0 +1,135 @@
+"""InductorPass never breaks a compile (issue 21). Needs torch and, for the
+compile checks, a GPU (runs on the GPU machine; run_all.sh zoo).
+
+    python3 python/tests/test_inductor_pass.py [SATOR]
+
+1. unlowerable_ops flags a call Inductor only decomposes (aten._softmax),
+   accepts one it lowers (aten.amax) and one the input graph already had.
+2. A deliberately unlowerable output: with target="any" sator recomposes an
+   unfused softmax into aten._softmax (which Inductor cannot lower after its
+   decompositions). The pass must decline that graph with a warning, and
+   torch.compile must run and equal plain torch.compile.
+3. The default target (inductor-joint) on the same function: the pass
+   accepts sator's graph, and the compile runs and equals plain; with all
+   defaults the graph (no attention fused, nothing chunked) is left alone.
+4. A rebuilt joint graph whose forward output would read a tangent (what
+   AOTAutograd's partitioner rejects) is caught.
+Without torch it exits 77 (skipped); without a GPU parts 2-3 are skipped.
+"""
+import os
+import sys
+import warnings
+
+try:
+    import torch
+except ImportError:
+    print("skipped: torch is not installed here")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from sator_torch.inductor_pass import InductorPass, unlowerable_ops  # noqa: E402
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+def crafted_graph(op):
+    g = torch.fx.Graph()
+    x = g.placeholder("x")
+    if op == "softmax":
+        y = g.call_function(torch.ops.aten._softmax.default, (x, -1, False))
+    else:
+        y = g.call_function(torch.ops.aten.amax.default, (x, [-1], True))
+    g.output((y,))
+    return g
+
+
+def part1():
+    import torch._inductor.compile_fx  # noqa: F401  (every lowering registered, as in a compile)
+
+    bad = unlowerable_ops([crafted_graph("softmax")])
+    check(len(bad) == 1 and "_softmax" in bad[0][1], f"aten._softmax is flagged: {bad}")
+    check(unlowerable_ops([crafted_graph("amax")]) == [], "aten.amax is accepted (it has a lowering)")
+    check(unlowerable_ops([crafted_graph("softmax")], known=crafted_graph("softmax")) == [],
+          "an op the input graph already calls is accepted")
+
+
+def attention(q, k, v):
+    # The issue's failing form: bf16 scores, a float32 softmax, cast back.
+    s = (q @ k.transpose(-1, -2)) * 0.125
+    p = torch.softmax(s.float() + 0.0, dim=-1).to(q.dtype)
+    return (p @ v).sum(dim=1)
+
+
+def compiled(pass_obj, args, tag):
+    import torch._inductor.config as ic
+
+    ns = {"attention": attention}
+    exec(compile(f"def run_{tag}(q, k, v):\n    return attention(q, k, v)\n", tag, "exec"), ns)
+    fn = torch.compile(ns[f"run_{tag}"])
+    with ic.patch({"joint_custom_pre_pass": pass_obj} if pass_obj else {}), torch.no_grad():
+        return fn(*args)
+
+
+def part2(sator):
+    g = torch.Generator(device="cuda").manual_seed(0)
+    args = [torch.randn(2, 4, 64, 32, device="cuda", generator=g, dtype=torch.bfloat16) for _ in range(3)]
+    ref = compiled(None, args, "plain")
+    p = InductorPass(sator=sator, target="any", verbose=False, decline_without_gain=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = compiled(p, args, "any")
+    skipped = [r.get("skipped", "") for r in p.reports]
+    check(any("cannot lower" in s for s in skipped),
+          f"target=any: the graph holding aten._softmax is declined ({skipped})")
+    check(any("unchanged" in str(w.message) for w in caught), "... with a warning")
+    check(torch.allclose(out.float(), ref.float(), atol=1e-2, rtol=1e-2), "... and the compile runs and equals plain")
+
+    p = InductorPass(sator=sator, verbose=False, decline_without_gain=False)
+    out = compiled(p, args, "joint")
+    check(p.reports and not any(r.get("skipped") for r in p.reports),
+          f"target=inductor-joint: sator's graph is accepted ({p.reports})")
+    check(torch.allclose(out.float(), ref.float(), atol=1e-2, rtol=1e-2), "... and the compile runs and equals plain")
+
+    p = InductorPass(sator=sator, verbose=False)
+    compiled(p, args, "gain")
+    check(any("nothing to gain" in r.get("skipped", "") for r in p.reports),
+          f"defaults: a graph with no attention fused and no chunking is left alone ({p.reports})")
+
+
+def part4():
+    """The partitioner's invariant: forward outputs stay free of tangents."""
+    from sator_torch.inductor_pass import forward_outputs_on_tangents
+
+    def joint(tangent_in_forward):
+        g = torch.fx.Graph()
+        x, t = g.placeholder("primals_1"), g.placeholder("tangents_1")
+        y = g.call_function(torch.ops.aten.mul.Tensor, (x, t if tangent_in_forward else x))
+        dx = g.call_function(torch.ops.aten.mul.Tensor, (t, x))
+        g.output((y, dx))
+        return g
+
+    check(forward_outputs_on_tangents(joint(False), joint(False)) == [], "same dependence: accepted")
+    check(forward_outputs_on_tangents(joint(False), joint(True)) == [0],
+          "a forward output made to read a tangent is caught")
+
+
+def main():
+    sator = sys.argv[1] if len(sys.argv) > 1 else None
+    part1()
+    part4()
+    if torch.cuda.is_available():
+        part2(sator)
+    else:
+        print("skipped parts 2-3: no GPU")
+    print(f"{len(failures)} failed")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

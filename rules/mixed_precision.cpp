@@ -1,0 +1,97 @@
+#include "rules/mixed_precision.h"
+
+#include <memory>
+#include <optional>
+
+#include "rules/attention_builder.h"
+#include "rules/causal_mask.h"
+
+namespace sator::rules {
+
+using eg::Subst;
+
+const std::vector<RuleInfo>& mixed_precision_rule_info() {
+  static const std::vector<RuleInfo> info = {
+      {"softmax-mask-in-16-bit",
+       "convert(_softmax(x + m, d), t) = _softmax(x + convert(clamp(m, lowest(t)), t), d) for x of 16-bit type t and "
+       "a float32 mask m (exact for 0 / large-negative masks; a real-valued bias is rounded to t)"},
+  };
+  return info;
+}
+
+namespace {
+
+// The most negative finite value of a 16-bit float type.
+double lowest(DType t) { return t == DType::BFloat16 ? -3.3895313892515355e38 : -65504.0; }
+
+// `m` as type t: negatives below t's lowest finite value clamped to it first
+// (float32's min would overflow to -inf), unless `m` is the causal triangle,
+// which has no fully masked row and which the attention rule recognises
+// through a plain convert.
+Id mask_in(AttentionBuilder& b, eg::EGraph& g, Id m, DType t, const std::optional<Value>& device) {
+  Id src = m;
+  if (!is_causal_mask(b.t, m)) {
+    if (!device) return kNoId;  // the clamp's scalar would land on the CPU
+    NodeAttrs lt;
+    lt.args = {Value::of_node(0), Value::of_float(lowest(t))};
+    const Id below = b.add(g, "aten.lt.Scalar", lt, {m});
+    NodeAttrs fa;
+    fa.args = {Value::of_list({}), Value::of_float(lowest(t))};
+    fa.kwargs = {{"dtype", Value::of_dtype(DType::Float32)},
+                 {"layout", Value::of_text(Value::Kind::Enum, "torch.strided")},
+                 {"device", *device},
+                 {"pin_memory", Value::of_bool(false)}};
+    const Id floor = b.add(g, "aten.full.default", fa, {});
+    NodeAttrs wa;
+    wa.args = {Value::of_node(0), Value::of_node(1), Value::of_node(2)};
+    src = b.add(g, "aten.where.self", wa, {below, floor, m});
+  }
+  NodeAttrs ca;
+  ca.args = {Value::of_node(0), Value::of_dtype(t)};
+  return b.add(g, "prims.convert_element_type.default", ca, {src});
+}
+
+}  // namespace
+
+std::vector<eg::Rewrite> mixed_precision_rules(TensorEGraph& t) {
+  auto b = std::make_shared<AttentionBuilder>(AttentionBuilder{t});
+  const std::optional<Value> device = graph_device(t.source());
+  std::vector<eg::Rewrite> rs;
+  rs.emplace_back(
+      "softmax-mask-in-16-bit", t.lang,
+      "(prims.convert_element_type.default (aten._softmax.default (aten.add.Tensor ?x ?m)))",
+      [b, device](eg::EGraph& g, Id eclass, Subst s) -> Id {
+        const auto t16 = b->dtype(g, eclass);
+        if (!t16 || (*t16 != DType::BFloat16 && *t16 != DType::Float16)) return kNoId;
+        if (b->dtype(g, s[0]) != t16 || b->dtype(g, s[1]) != DType::Float32) return kNoId;
+        const auto* sx = b->shape(s[0]);
+        if (!sx) return kNoId;
+        const std::vector<SymExpr> x_shape = *sx;  // copied: adding nodes may move the analysis' storage
+        // The softmax (its dim; no half_to_float) of the add (no alpha) of x and m,
+        // where m broadcasts into x's shape.
+        std::optional<int64_t> dim;
+        for (Id sm : b->nodes(g, b->child(g, s.root, 0), "aten._softmax.default")) {
+          const NodeAttrs& a = b->attrs(g, sm);
+          if (a.args.size() != 3 || a.args[2].kind != Value::Kind::Bool || a.args[2].b) continue;
+          const Id sum = b->child(g, sm, 0);
+          const auto* ss = b->shape(sum);
+          if (b->dtype(g, sum) != DType::Float32 || !ss || !b->same_dims(*ss, x_shape)) continue;
+          for (Id add : b->nodes(g, sum, "aten.add.Tensor"))
+            if (b->attrs(g, add).kwargs.empty() && b->child(g, add, 0) == g.find(s[0]) &&
+                b->child(g, add, 1) == g.find(s[1]))
+              dim = a.args[1].i;
+        }
+        if (!dim) return kNoId;
+        const Id m16 = mask_in(*b, g, g.find(s[1]), *t16, device);
+        if (m16 == kNoId) return kNoId;
+        NodeAttrs aa;
+        aa.args = {Value::of_node(0), Value::of_node(1)};
+        const Id sum16 = b->add(g, "aten.add.Tensor", aa, {s[0], m16});
+        NodeAttrs sa;
+        sa.args = {Value::of_node(0), Value::of_int(*dim), Value::of_bool(false)};
+        return b->add(g, "aten._softmax.default", sa, {sum16});
+      });
+  return rs;
+}
+
+}  // namespace sator::rules

@@ -1,0 +1,33 @@
+// Attention under autocast (mixed precision): the scores come out of a bf16
+// matmul, a float32 mask added to them promotes the sum to float32, softmax
+// runs in float32 and its result is cast back for the bf16 matmul with v:
+//   convert(_softmax(add(x16, m32), d), t16)
+// The rule writes it as softmax in the 16-bit type with the mask cast to it,
+//   _softmax(add(x16, m16), d)           m16 = convert(m32, t16) (clamped),
+// the form the attention rule fuses; the fused kernel then reads q, k, v and
+// the mask in 16 bits and computes in float32, which is what torch's own SDPA
+// does under autocast (it casts the mask to bf16 too).
+//
+// Exactness: PyTorch's 16-bit softmax computes in float32 and rounds once, as
+// the convert does. A mask of zeros and large negatives (causal, padding) is
+// exact in 16 bits once its negatives are clamped to the type's lowest finite
+// value — without the clamp float32's min overflows to -inf and a row with
+// every key masked would give NaN where the float32 path gives a uniform row.
+// A real-valued bias (ALiBi, relative positions) is rounded to 16 bits, and
+// so is its sum with the scores (relative error 2^-9 for bf16): an
+// approximation at the dtype's own precision, which float64 trials cannot
+// see. `--no-mixed-precision-attention` keeps such blocks as they are.
+#pragma once
+
+#include <vector>
+
+#include "egraph/rewrite.h"
+#include "ir/tensor_egraph.h"
+#include "rules/layout_rules.h"
+
+namespace sator::rules {
+
+const std::vector<RuleInfo>& mixed_precision_rule_info();
+std::vector<eg::Rewrite> mixed_precision_rules(TensorEGraph& t);
+
+}  // namespace sator::rules
