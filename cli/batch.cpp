@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/graph_io.h"
+#include "ir/printable.h"
 
 namespace sator::cli {
 
@@ -36,6 +37,22 @@ std::string read_text(const std::string& path) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// A graph's name becomes its result file OUT/graphs/NAME.json: it must be a
+// plain file name (no folder, no "..", no control characters), or a manifest
+// entry could write outside --out.
+void require_plain_name(const std::string& name, const std::string& where) {
+  std::string why;
+  if (name.empty()) why = "is empty";
+  else if (name == "." || name == "..") why = "is a folder reference";
+  else if (name.size() > 200) why = "is longer than 200 characters";
+  else
+    for (unsigned char c : name)
+      if (c == '/' || c == '\\') why = "holds a path separator";
+      else if (c < 0x20 || c == 0x7f) why = "holds a control character";
+  if (!why.empty())
+    throw GraphError(where, "", "graph name \"" + printable(name, 80) + "\" " + why + "; names become result files");
 }
 
 uint64_t fnv1a(const std::string& s) {
@@ -96,11 +113,11 @@ class Progress {
       std::fprintf(stderr, "\r[%s%s] %zu/%zu graphs, %zu failed, %.0f s, ETA %.0f s   ",
                    std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), done_, total_, failed_,
                    elapsed, eta);
-      if (!ok) std::fprintf(stderr, "\n%s: failed: %s\n", name.c_str(), error.c_str());
+      if (!ok) std::fprintf(stderr, "\n%s: failed: %s\n", printable(name).c_str(), printable(error).c_str());
       if (done_ == total_) std::fprintf(stderr, "\n");
     } else {
-      std::fprintf(stderr, "[%zu/%zu] %s %s (%.1f s)%s%s\n", done_, total_, name.c_str(), ok ? "ok" : "FAILED", seconds,
-                   ok ? "" : ": ", error.c_str());
+      std::fprintf(stderr, "[%zu/%zu] %s %s (%.1f s)%s%s\n", done_, total_, printable(name).c_str(), ok ? "ok" : "FAILED",
+                   seconds, ok ? "" : ": ", printable(error).c_str());
     }
     std::fflush(stderr);
   }
@@ -149,6 +166,7 @@ std::vector<BatchInput> list_batch_inputs(const std::string& source) {
     if (out[i].name == out[i - 1].name)
       throw GraphError(source, "", "two graphs named " + out[i].name + " (" + out[i - 1].path + ", " + out[i].path + ")");
   if (out.empty()) throw GraphError(source, "", "no graphs (*.json) to optimize");
+  for (const BatchInput& b : out) require_plain_name(b.name, source);
   return out;
 }
 
@@ -159,8 +177,28 @@ std::vector<BatchInput> shard_of(const std::vector<BatchInput>& all, size_t inde
   return out;
 }
 
+// --out must be a folder (or not exist yet) that is neither the source
+// folder nor inside it, nor where any input lives.
+void require_output_folder(const std::string& out, const std::string& source, const std::vector<BatchInput>& inputs) {
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+    throw GraphError(out, "", "--out exists and is not a folder");
+  const fs::path o = fs::weakly_canonical(out, ec);
+  auto inside = [&](const fs::path& dir) {
+    const fs::path d = fs::weakly_canonical(dir, ec);
+    auto [a, b] = std::mismatch(d.begin(), d.end(), o.begin(), o.end());
+    return a == d.end();
+  };
+  if (fs::is_directory(source, ec) && inside(source))
+    throw GraphError(out, "", "--out is the source folder or inside it; results would mix with the graphs");
+  for (const BatchInput& b : inputs)
+    if (fs::weakly_canonical(fs::path(b.path).parent_path(), ec) == o / "graphs")
+      throw GraphError(out, "", "--out/graphs holds the input " + b.path + "; its result would overwrite it");
+}
+
 int run_batch(const BatchOptions& o) {
   const std::vector<BatchInput> inputs = shard_of(list_batch_inputs(o.source), o.shard_index, o.shard_count);
+  require_output_folder(o.out, o.source, inputs);
   const fs::path results_dir = fs::path(o.out) / "graphs";
   fs::create_directories(results_dir);
   std::vector<BatchInput> todo;
@@ -213,13 +251,17 @@ int merge_batches(const std::vector<std::string>& dirs, const std::string& out) 
   for (const std::string& d : dirs) {
     if (!fs::is_directory(fs::path(d) / "graphs")) throw GraphError(d, "", "not a batch output folder (no graphs/)");
     for (ordered_json& r : read_results(fs::path(d) / "graphs")) {
+      if (!r["graph"].is_string()) throw GraphError(d, "", "a result file's \"graph\" is not a string");
       const std::string name = r["graph"].get<std::string>();
+      require_plain_name(name, (fs::path(d) / "graphs").string());
       auto it = merged.find(name);
       // A graph in two shards (a rerun): an ok result wins over a failed one.
       if (it == merged.end() || (it->second.value("status", "") != "ok" && r.value("status", "") == "ok"))
         merged[name] = std::move(r);
     }
   }
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec)) throw GraphError(out, "", "--out exists and is not a folder");
   const fs::path results_dir = fs::path(out) / "graphs";
   fs::create_directories(results_dir);
   std::vector<ordered_json> results;

@@ -11,6 +11,7 @@
 #include "check/rule_cases.h"
 #include "check/rule_check.h"
 #include "cli/commands.h"
+#include "cli/validators.h"
 
 namespace sator::cli {
 
@@ -106,7 +107,8 @@ void add_check_rules_command(CLI::App& app) {
   static Options opt;
   CLI::App* cmd = app.add_subcommand("check-rules", "prove and test every rewrite rule's soundness");
   cmd->add_option("--rule", opt.rules, "check only this rule (repeatable)");
-  cmd->add_option("--trials", opt.trials, "differential instances per rule (default 200)");
+  cmd->add_option("--trials", opt.trials, "differential instances per rule (default 200)")
+      ->check(non_negative_count());
   cmd->add_option("--seed", opt.seed, "random seed (default 1)");
   cmd->add_flag("--json", opt.json, "print the results as JSON");
   cmd->add_flag("--list", opt.list, "list the rules and exit");

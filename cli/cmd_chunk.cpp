@@ -10,6 +10,7 @@
 
 #include "cli/chunk_report.h"
 #include "cli/commands.h"
+#include "cli/output_paths.h"
 #include "cli/run_report.h"
 #include "interp/verify.h"
 #include "ir/graph_io.h"
@@ -32,6 +33,7 @@ void run_chunk(const ChunkCliOptions& o) {
   if (!(o.min_ratio > 0)) throw GraphError(o.path, "", "--min-ratio must be a positive number");
   options.min_amplification = o.min_ratio;
   const auto start = std::chrono::steady_clock::now();
+  require_distinct_outputs(o.path, {{"-o", o.out}, {"--report", o.report}});
   Graph input = load_graph(o.path);
   apply_hints(o.path, input, o.hints);
   const chunk::ChunkPlan plan = plan_or_refuse(o.path, input, options);

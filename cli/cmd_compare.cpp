@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/output_paths.h"
 #include "cli/comparison.h"
 #include "cli/run_report.h"
 #include "ir/graph_io.h"
@@ -23,6 +24,7 @@ struct CompareCliOptions {
 
 void run_compare(const CompareCliOptions& o) {
   check_model_options(o.path, o.opts.cost, o.opts.device, o.opts.extractor);
+  require_distinct_outputs(o.path, {{"--report", o.report}});
   const nlohmann::ordered_json c = compare_graph(o.path, o.opts);
   if (!o.report.empty()) write_file_atomic(o.report, c.dump(2) + "\n");
   std::fputs(comparison_table(c).c_str(), stdout);

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/output_paths.h"
 #include "extract/graph_cost.h"
 #include "ir/graph_io.h"
 #include "ir/shape_check.h"
@@ -23,6 +24,7 @@ struct Options {
 void run(const Options& o) {
   const extract::Device* d = extract::find_device(o.device);
   if (!d) throw CLI::ValidationError("--device", "unknown device '" + o.device + "' (known: h200)");
+  require_distinct_outputs(o.path, {{"--csv", o.csv}});
   const Graph g = load_graph(o.path);
   const auto costs = extract::graph_costs(g, *d);
   std::map<std::string, std::pair<size_t, double>> by_kind;

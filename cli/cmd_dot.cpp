@@ -3,7 +3,9 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/output_paths.h"
 #include "ir/graph_io.h"
+#include "ir/printable.h"
 #include "ir/op_table.h"
 #include "ir/shape_check.h"
 
@@ -15,9 +17,11 @@ struct DotOptions {
   std::string path, out;
 };
 
+// A quoted DOT string: quotes and backslashes escaped, control characters
+// (NUL, escape sequences) and over-long names made printable first.
 std::string escape(const std::string& s) {
   std::string r;
-  for (char c : s) {
+  for (char c : printable(s, 200)) {
     if (c == '"' || c == '\\') r += '\\';
     r += c;
   }
@@ -55,6 +59,7 @@ std::string node_style(const Node& n) {
 }
 
 void run_dot(const DotOptions& opt) {
+  require_distinct_outputs(opt.path, {{"-o", opt.out}});
   Graph g = load_graph(opt.path);
   std::string out = "digraph \"" + escape(g.name) + "\" {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n"
                     "  edge [fontname=\"Helvetica\", fontsize=8];\n";

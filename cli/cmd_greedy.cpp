@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/validators.h"
+#include "cli/output_paths.h"
 #include "cli/run_report.h"
 #include "ir/graph_io.h"
 #include "ir/shape_check.h"
@@ -40,6 +42,7 @@ void run_greedy(const GreedyCliOptions& o) {
   check_model_options(o.path, o.cost, o.device, "");
   if (o.max_rounds == 0) throw GraphError(o.path, "", "--max-rounds must be at least 1");
   const auto start = std::chrono::steady_clock::now();
+  require_distinct_outputs(o.path, {{"-o", o.out}, {"--report", o.report}});
   const Graph input = load_graph(o.path);
   const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
@@ -83,7 +86,8 @@ void add_greedy_command(CLI::App& app) {
   cmd->add_option("-o,--output", opt.out, "write the rewritten graph here");
   cmd->add_option("--report", opt.report, "write a JSON report here");
   cmd->add_flag("--fixpoint", opt.fixpoint, "repeat the passes until a round changes nothing (Inductor: one round)");
-  cmd->add_option("--max-rounds", opt.max_rounds, "round limit with --fixpoint (default 10)");
+  cmd->add_option("--max-rounds", opt.max_rounds, "round limit with --fixpoint (default 10)")
+      ->check(non_negative_count());
   cmd->add_option("--cost", opt.cost, "cost model for the report: roofline (default) or nodes");
   cmd->add_option("--device", opt.device, "cost-model device (h200)");
   cmd->add_flag("--verify", opt.verify, "compare input and output in the float64 reference interpreter, as optimize --verify");

@@ -10,6 +10,8 @@
 
 #include "cli/chunk_report.h"
 #include "cli/commands.h"
+#include "cli/validators.h"
+#include "cli/output_paths.h"
 #include "cli/run_report.h"
 #include "interp/verify.h"
 #include "ir/graph_io.h"
@@ -52,6 +54,7 @@ void refuse_unavailable(const OptimizeCliOptions& o) {
 
 void run_optimize(const OptimizeCliOptions& o) {
   refuse_unavailable(o);
+  require_distinct_outputs(o.path, {{"-o", o.out}, {"--report", o.report}});
   std::optional<chunk::ChunkOptions> chunking;
   if (o.chunk != "off") chunking = read_chunk_options(o.path, o.chunk, o.memory_budget, o.device);
   const auto start = std::chrono::steady_clock::now();
@@ -124,8 +127,10 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("graph", opt.path, "a sator.graph JSON file")->required();
   cmd->add_option("-o,--output", opt.out, "write the optimized graph here");
   cmd->add_option("--report", opt.report, "write a JSON report here");
-  cmd->add_option("--iter-limit", opt.iter_limit, "saturation iterations (default 30)");
-  cmd->add_option("--node-limit", opt.node_limit, "e-graph size limit (default 200000)");
+  cmd->add_option("--iter-limit", opt.iter_limit, "saturation iterations (default 30)")
+      ->check(non_negative_count());
+  cmd->add_option("--node-limit", opt.node_limit, "e-graph size limit (default 200000)")
+      ->check(non_negative_count());
   cmd->add_option("--time-limit", opt.time_limit, "saturation time limit in seconds (default 10)");
   cmd->add_option("--extractor", opt.extractor, "tree, dag (default) or ilp");
   cmd->add_option("--ilp-time-limit", opt.ilp_time_limit, "seconds for the ilp extractor (default 60)");

@@ -1,11 +1,13 @@
 // sator: an equality-saturation optimizer for tensor computation graphs.
 // Exit status: 0 success, 2 bad input or usage, 1 internal error.
+#include <cstdio>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "ir/graph_io.h"
+#include "ir/printable.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"sator: equality saturation for tensor computation graphs"};
@@ -30,14 +32,20 @@ int main(int argc, char** argv) {
   } catch (const CLI::RuntimeError& e) {  // a command's own failure status (check-rules: 1)
     return e.get_exit_code();
   } catch (const CLI::ParseError& e) {
-    std::cerr << "sator: " << e.what() << "\n(run `sator --help` for usage)\n";
+    std::cerr << "sator: " << sator::printable(e.what()) << "\n(run `sator --help` for usage)\n";
     return 2;
   } catch (const sator::GraphError& e) {
-    std::cerr << "sator: " << e.what() << "\n";
+    std::cerr << "sator: " << sator::printable(e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "sator: internal error: " << e.what() << "\n";
+    std::cerr << "sator: internal error: " << sator::printable(e.what()) << "\n";
     return 1;
+  }
+  // What a command printed must have reached its reader (a full disk, a
+  // closed pipe): a lost report is not success.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::cerr << "sator: cannot write to standard output\n";
+    return 2;
   }
   return 0;
 }

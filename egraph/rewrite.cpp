@@ -77,10 +77,12 @@ Id Rewrite::build(EGraph& g, const Matches& matches, size_t i) const {
   return builder_ ? builder_(g, eclass, s) : instantiate_pattern(g, applier_.front(), s, false);
 }
 
-size_t Rewrite::apply(EGraph& g, const Matches& matches) const {
+size_t Rewrite::apply(EGraph& g, const Matches& matches, std::chrono::steady_clock::time_point deadline) const {
   size_t changed = 0;
   const bool explain = g.explain() != nullptr;
+  const bool timed = deadline != std::chrono::steady_clock::time_point::max();
   for (size_t i = 0; i < matches.size(); ++i) {
+    if (timed && i % 64 == 63 && std::chrono::steady_clock::now() > deadline) break;
     const Id eclass = matches.classes[i];
     if (explain && !builder_) {
       // Proofs name terms: instantiate both sides as written.

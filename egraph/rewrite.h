@@ -2,6 +2,7 @@
 // applier (a pattern, or a C++ builder), and conditions checked per match.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
@@ -45,8 +46,11 @@ class Rewrite {
   void search_class(const EGraph& g, Id eclass, Matches& out, size_t limit = SIZE_MAX) const {
     program_.search_class(g, eclass, out, limit);
   }
-  // Applies every match; returns how many changed the e-graph.
-  size_t apply(EGraph& g, const Matches& matches) const;
+  // Applies every match (or, past `deadline`, stops between matches: each
+  // applied match is an equality on its own); returns how many changed the
+  // e-graph.
+  size_t apply(EGraph& g, const Matches& matches,
+               std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) const;
   // Match i's right-hand side, added but not merged with the match's class:
   // its class, or kNoId where a condition or the builder declines (for
   // destructive, one-rewrite-at-a-time use; the builder may still merge

@@ -24,6 +24,13 @@ const char* stop_reason_name(StopReason r) {
 
 Runner::Runner() : scheduler_(std::make_unique<BackoffScheduler>()) {}
 
+// The time limit as a point in time: a rule's apply stops there too (one
+// rule's matches can take long on a large graph).
+std::chrono::steady_clock::time_point Runner::deadline() const {
+  if (!(time_limit_s_ < 1e9)) return std::chrono::steady_clock::time_point::max();
+  return start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(time_limit_s_));
+}
+
 StopReason Runner::check_limits(const EGraph& g) const {
   if (since(start_) > time_limit_s_) return StopReason::TimeLimit;
   if (g.egg_memo_size() > node_limit_) return StopReason::NodeLimit;
@@ -62,7 +69,7 @@ Iteration Runner::run_one(EGraph& g, const std::vector<Rewrite>& rules) {
   const auto ta = std::chrono::steady_clock::now();
   for (size_t r = 0; r < rules.size() && result == StopReason::None; ++r) {
     if (matches[r].empty()) continue;
-    it.applied += rules[r].apply(g, matches[r]);
+    it.applied += rules[r].apply(g, matches[r], deadline());
     result = check_limits(g);
   }
   it.apply_s = since(ta);

@@ -50,6 +50,7 @@ class Runner {
 
  private:
   StopReason check_limits(const EGraph& g) const;
+  std::chrono::steady_clock::time_point deadline() const;
   Iteration run_one(EGraph& g, const std::vector<Rewrite>& rules);
 
   size_t iter_limit_ = 30, node_limit_ = 10000;

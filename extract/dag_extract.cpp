@@ -17,7 +17,14 @@ struct CostSet {
   bool set = false;
 };
 
-// extraction-gym's faster-greedy-dag, with sorted vectors as node sets.
+// Node ids the greedy pass may produce in all (the sets it builds): past
+// it the pass gives up and the tree extraction starts the local search. A
+// chain n classes deep holds n²/2 ids (a 100k-deep graph: 20 GB), so an
+// unbounded pass grows quadratically in memory and time.
+constexpr size_t kGreedySetBudget = size_t{1} << 25;  // 32M ids, 128 MB
+
+// extraction-gym's faster-greedy-dag, with sorted vectors as node sets; empty
+// when its sets outgrow kGreedySetBudget.
 std::vector<NodeIdx> greedy_dag(const Problem& p) {
   std::vector<NodeIdx> choice(p.num_classes(), kNoNode);
   std::vector<CostSet> sets(p.num_classes());
@@ -27,6 +34,7 @@ std::vector<NodeIdx> greedy_dag(const Problem& p) {
   for (NodeIdx n = 0; n < p.nodes.size(); ++n)
     if (p.nodes[n].children.empty()) work.push_back(n), queued[n] = true;
   std::vector<NodeIdx> merged, scratch;
+  size_t produced = 0;
   while (!work.empty()) {
     const NodeIdx n = work.front();
     work.pop_front();
@@ -40,6 +48,8 @@ std::vector<NodeIdx> greedy_dag(const Problem& p) {
       scratch.clear();
       std::set_union(merged.begin(), merged.end(), sets[k].nodes.begin(), sets[k].nodes.end(), std::back_inserter(scratch));
       merged.swap(scratch);
+      produced += merged.size();
+      if (produced > kGreedySetBudget) return {};
     }
     double total = 0;
     bool cyclic = false;
@@ -203,10 +213,15 @@ Solution extract_dag(const Problem& p, const DagOptions& options) {
   const auto start = Clock::now();
   Solution best;
   best.choice = greedy_dag(p);
-  best.dag_cost = dag_cost(p, best.choice);
-  // The tree solution shares differently and is sometimes the better DAG.
+  // The tree solution shares differently and is sometimes the better DAG
+  // (and is the start when the greedy pass outgrew its budget).
   const Solution tree = extract_tree(p);
-  if (tree.dag_cost < best.dag_cost) best.choice = tree.choice, best.dag_cost = tree.dag_cost;
+  if (best.choice.empty()) {
+    best.choice = tree.choice, best.dag_cost = tree.dag_cost;
+  } else {
+    best.dag_cost = dag_cost(p, best.choice);
+    if (tree.dag_cost < best.dag_cost) best.choice = tree.choice, best.dag_cost = tree.dag_cost;
+  }
   // Classes the chosen DAG does not reach keep a choice too (the tree's), so
   // that local search can switch to nodes that need them.
   for (ClassIdx c = 0; c < p.num_classes(); ++c)

@@ -134,9 +134,32 @@ std::string write_graph_text(const Graph& g) {
 }
 
 void write_file_atomic(const std::string& path, std::string_view contents) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw GraphError(path, "", "is a directory; give a file name to write");
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  if (path.empty()) throw GraphError(path, "", "an empty output path");
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::is_directory(st)) throw GraphError(path, "", "is a directory; give a file name to write");
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    // A device or a pipe (/dev/null, /dev/stdout, a FIFO) is written into,
+    // never replaced by a renamed file; a block device or socket is refused.
+    if (fs::is_block_file(st) || fs::is_socket(st))
+      throw GraphError(path, "", "is a block device or socket; refusing to write there");
+    std::ofstream out(path, std::ios::binary);
+    if (!out) throw GraphError(path, "", "cannot open the output for writing");
+    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    out.flush();
+    if (!out) throw GraphError(path, "", "cannot write the output (device full or closed?)");
+    return;
+  }
+  // A symbolic link is followed: the file it names is replaced, the link stays.
+  fs::path target(path);
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(target, ec)); ++hops) {
+    const fs::path to = fs::read_symlink(target, ec);
+    if (ec) break;
+    target = to.is_absolute() ? to : target.parent_path() / to;
+  }
+  const std::string final_path = target.string();
+  const std::string tmp = final_path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw GraphError(path, "", "cannot create the output file");
@@ -147,7 +170,7 @@ void write_file_atomic(const std::string& path, std::string_view contents) {
       throw GraphError(path, "", "cannot write the output file");
     }
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (std::rename(tmp.c_str(), final_path.c_str()) != 0) {
     std::remove(tmp.c_str());
     throw GraphError(path, "", "cannot move the output file into place");
   }

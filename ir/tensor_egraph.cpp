@@ -114,7 +114,34 @@ class GraphWriter {
     return v;
   }
 
-  NodeId emit(eg::Id cls) {
+  // Emits `root` after everything it depends on, in the order a recursive
+  // post-order walk would (children in slot order), with an explicit stack:
+  // a joint graph of a deep model is thousands of nodes deep.
+  NodeId emit(eg::Id root) {
+    std::vector<std::pair<eg::Id, bool>> stack{{t_.egraph.find(root), false}};
+    while (!stack.empty()) {
+      const auto [c, expanded] = stack.back();
+      stack.pop_back();
+      if (emitted_[c] != kNone) continue;
+      if (expanded) {
+        emit_one(c);
+        continue;
+      }
+      stack.emplace_back(c, true);
+      const eg::Id n = x_.choice.at(c);
+      if (n == eg::kNoId) throw std::logic_error("extraction left a needed class without a node");
+      const auto kids = t_.egraph.children(n);
+      for (size_t i = kids.size(); i-- > 0;) {
+        const eg::Id k = t_.egraph.find(kids[i]);
+        if (emitted_[k] == kNone) stack.emplace_back(k, false);
+      }
+    }
+    return emitted_[t_.egraph.find(root)];
+  }
+
+  // One class whose children are emitted (symbolic sizes it reads may still
+  // emit their producers through emit()).
+  NodeId emit_one(eg::Id cls) {
     cls = t_.egraph.find(cls);
     if (emitted_[cls] != kNone) return emitted_[cls];
     const eg::Id n = x_.choice.at(cls);

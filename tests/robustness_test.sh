@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Abuse of the `sator` command (issue 22): outputs that would overwrite
+# inputs or devices, names that would become paths, impossible limits,
+# control characters and huge names in messages, lost standard output, and
+# a graph 200,000 nodes deep. Each check could fail: it names what went wrong.
+#   tests/robustness_test.sh SATOR GRAPH.json PYTHON
+set -u
+sator=$1 graph=$2 python=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# expect STATUS TEXT CMD...: CMD exits STATUS and its stderr holds TEXT.
+expect() {
+  local want=$1 text=$2
+  shift 2
+  "$@" > "$tmp/out.txt" 2> "$tmp/err.txt"
+  local got=$?
+  [ "$got" -eq "$want" ] || fail "$* exited $got, not $want: $(head -c 300 "$tmp/err.txt")"
+  [ -z "$text" ] || grep -qF -- "$text" "$tmp/err.txt" || fail "$*: stderr lacks '$text': $(head -c 300 "$tmp/err.txt")"
+}
+
+cp "$graph" "$tmp/g.json"
+sum=$(md5sum < "$tmp/g.json")
+
+# Outputs never overwrite the input or each other.
+expect 2 "is the input graph" "$sator" optimize "$tmp/g.json" -o "$tmp/g.json"
+expect 2 "is the input graph" "$sator" optimize "$tmp/g.json" --report "$tmp/./g.json"
+expect 2 "name the same file" "$sator" optimize "$tmp/g.json" -o "$tmp/o.json" --report "$tmp/o.json"
+expect 2 "is the input graph" "$sator" greedy "$tmp/g.json" --report "$tmp/g.json"
+expect 2 "is the input graph" "$sator" chunk "$tmp/g.json" -o "$tmp/g.json"
+expect 2 "is the input graph" "$sator" dot "$tmp/g.json" -o "$tmp/g.json"
+expect 2 "is the input graph" "$sator" cost "$tmp/g.json" --csv "$tmp/g.json"
+[ "$(md5sum < "$tmp/g.json")" = "$sum" ] || fail "the input graph was changed"
+[ ! -e "$tmp/o.json" ] || fail "a refused run left $tmp/o.json"
+
+# Devices are written into, never replaced; a full device is an error.
+expect 0 "" "$sator" optimize "$tmp/g.json" -o /dev/null --report /dev/null
+[ -c /dev/null ] || fail "/dev/null is no longer a character device"
+if mknod "$tmp/null" c 1 3 2> /dev/null; then
+  expect 0 "" "$sator" optimize "$tmp/g.json" -o "$tmp/null"
+  [ -c "$tmp/null" ] || fail "a character device made with mknod was replaced by a file"
+else
+  echo "note: mknod not permitted here; the mknod device check is skipped"
+fi
+[ -e /dev/full ] && expect 2 "cannot write" "$sator" optimize "$tmp/g.json" -o /dev/full
+# A link is followed, not replaced.
+ln -s "$tmp/real.json" "$tmp/link.json"
+expect 0 "" "$sator" optimize "$tmp/g.json" -o "$tmp/link.json"
+[ -L "$tmp/link.json" ] && [ -f "$tmp/real.json" ] || fail "-o through a symbolic link replaced the link"
+# Standard output that cannot be written is an error, not success.
+if [ -e /dev/full ]; then
+  "$sator" info "$tmp/g.json" > /dev/full 2> "$tmp/err.txt"
+  [ $? -eq 2 ] || fail "info > /dev/full did not exit 2"
+fi
+
+# Batch names never become paths outside --out.
+mkdir -p "$tmp/src/graphs" "$tmp/x"
+cp "$tmp/g.json" "$tmp/src/graphs/a.json"
+echo '[{"graph": "../../x/a"}]' > "$tmp/src/up.json"
+expect 2 "path separator" "$sator" batch "$tmp/src/up.json" --out "$tmp/out1"
+echo '[{"graph": "/abs/a"}]' > "$tmp/src/abs.json"
+expect 2 "path separator" "$sator" batch "$tmp/src/abs.json" --out "$tmp/out1"
+echo '[{"graph": ""}]' > "$tmp/src/empty.json"
+expect 2 "is empty" "$sator" batch "$tmp/src/empty.json" --out "$tmp/out1"
+[ -z "$(ls -A "$tmp/x")" ] || fail "a manifest wrote outside --out"
+expect 2 "source folder" "$sator" batch "$tmp/src/graphs" --out "$tmp/src/graphs"
+expect 2 "source folder" "$sator" batch "$tmp/src/graphs" --out "$tmp/src/graphs/deeper"
+touch "$tmp/afile"
+expect 2 "not a folder" "$sator" batch "$tmp/src/graphs" --out "$tmp/afile"
+expect 0 "" "$sator" batch "$tmp/src/graphs" --out "$tmp/ok"
+sed -i 's/"graph": "a"/"graph": "..\/..\/evil"/' "$tmp/ok/graphs/a.json"
+expect 2 "path separator" "$sator" batch-merge "$tmp/ok" --out "$tmp/merged"
+[ ! -e "$tmp/evil.json" ] && [ ! -e "$tmp/../evil.json" ] || fail "batch-merge wrote outside --out"
+
+# Limits that cannot be met or make no sense are refused.
+expect 2 "whole number" "$sator" optimize "$tmp/g.json" --node-limit -5
+expect 2 "whole number" "$sator" batch "$tmp/src/graphs" --out "$tmp/out2" --jobs -1
+expect 2 "cannot be met" "$sator" optimize "$tmp/g.json" --chunk auto --memory-budget 1B -o "$tmp/budget.json"
+[ ! -e "$tmp/budget.json" ] || fail "an impossible --memory-budget still wrote its output"
+
+# Names with control characters and huge names are printed safely.
+"$python" - "$tmp/g.json" "$tmp" <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))
+g["nodes"][1]["op"] = "aten.\x1b[31mbogus.default"
+g["nodes"][1]["name"] = "x" * 1_000_000
+json.dump(g, open(sys.argv[2] + "/evil.json", "w"))
+PY
+"$sator" info "$tmp/evil.json" > /dev/null 2> "$tmp/err.txt"
+[ $? -eq 2 ] || fail "a graph with an unknown op did not exit 2"
+grep -q $'\x1b' "$tmp/err.txt" && fail "an escape character reached the terminal raw"
+[ "$(wc -c < "$tmp/err.txt")" -lt 5000 ] || fail "a 1 MB name was echoed whole ($(wc -c < "$tmp/err.txt") bytes)"
+
+# A graph 200,000 nodes deep optimizes without a crash (the writer is iterative,
+# the dag extractor's greedy pass stays within its memory budget).
+"$python" - "$tmp/deep.json" <<'PY'
+import json, sys
+n = 200_000
+nodes = [{"name": "x", "op": "placeholder", "role": "input", "shape": [4, 4], "stride": [4, 1], "dtype": "float32"}]
+for i in range(n):
+    nodes.append({"name": f"n{i}", "op": "aten.neg.default", "args": [{"node": nodes[-1]["name"]}],
+                  "shape": [4, 4], "stride": [4, 1], "dtype": "float32"})
+nodes.append({"name": "output", "op": "output", "args": [[{"node": nodes[-1]["name"]}]]})
+json.dump({"format": "sator.graph", "version": 1, "name": "deep", "symbols": [], "nodes": nodes}, open(sys.argv[1], "w"))
+PY
+expect 0 "" "$sator" optimize "$tmp/deep.json" -o "$tmp/deep.out.json" --node-limit 400000
+[ -s "$tmp/deep.out.json" ] || fail "the deep chain's output was not written"
+
+echo "$failures failed"
+[ "$failures" -eq 0 ]
