@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/batch_isolate.h"
 #include "ir/graph_io.h"
 #include "ir/printable.h"
 
@@ -210,25 +211,31 @@ int run_batch(const BatchOptions& o) {
                o.shard_count > 1 ? (" (shard " + std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count) + ")").c_str() : "",
                todo.size(), jobs, jobs == 1 ? "" : "s");
   Progress progress(inputs.size(), inputs.size() - todo.size());
-  std::atomic<size_t> next{0};
+  const std::atomic<bool>& stop = interrupt_flag();
+  IsolationLimits limits;
+  limits.seconds = o.graph_seconds;
+  limits.memory_bytes = o.graph_memory_bytes;
+  std::atomic<size_t> next{0}, interrupted{0};
   auto worker = [&] {
     for (size_t i = next++; i < todo.size(); i = next++) {
+      if (stop.load()) {
+        ++interrupted;
+        continue;
+      }
       const BatchInput& b = todo[i];
       const auto t0 = std::chrono::steady_clock::now();
-      ordered_json r;
-      std::string error;
-      try {
-        r = compare_graph(b.path, o.compare);
-        r["status"] = "ok";
-      } catch (const GraphError& e) {
-        error = e.what();
-      } catch (const std::exception& e) {  // a rule or writer failure on this graph: recorded, the rest go on
-        error = std::string("internal error: ") + e.what();
+      const std::string result_path = (results_dir / (b.name + ".json")).string();
+      IsolatedRun run = run_isolated(b, result_path, o.compare, limits, stop);
+      if (run.kind == IsolatedRun::Kind::Interrupted) {
+        ++interrupted;
+        continue;
       }
-      if (!error.empty()) r = ordered_json{{"graph", b.name}, {"file", fs::path(b.path).filename().string()}, {"status", "failed"}, {"error", error}};
-      r["graph"] = b.name;  // results are named by file stem (the graph's own name may repeat)
-      write_file_atomic((results_dir / (b.name + ".json")).string(), r.dump(2) + "\n");
-      progress.finished(b.name, error.empty(), error, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      // The worker wrote its own result; a failure it could not report
+      // (a crash, the time limit) is written here.
+      const std::string error = run.result.value("error", "");
+      if (run.kind != IsolatedRun::Kind::Finished) write_file_atomic(result_path, run.result.dump(2) + "\n");
+      progress.finished(b.name, run.kind == IsolatedRun::Kind::Finished, error,
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
   };
   std::vector<std::thread> pool;
@@ -240,7 +247,14 @@ int run_batch(const BatchOptions& o) {
   std::vector<ordered_json> results;
   for (ordered_json& r : read_results(results_dir))
     if (mine.count(r["graph"].get<std::string>())) results.push_back(std::move(r));
+  const size_t done = results.size();
   const size_t failed = write_summaries(o.out, std::move(results));
+  if (stop.load()) {
+    std::fprintf(stderr, "\nsator batch: interrupted: %zu ok, %zu failed, %zu not run; summary of what finished in %s; "
+                 "--resume continues\n", done - failed, failed, inputs.size() - done,
+                 (fs::path(o.out) / "summary.md").string().c_str());
+    return 130;
+  }
   std::fprintf(stderr, "sator batch: %zu ok, %zu failed; summary in %s\n", inputs.size() - failed, failed,
                (fs::path(o.out) / "summary.md").string().c_str());
   return failed ? 1 : 0;

@@ -33,9 +33,13 @@ struct BatchOptions {
   size_t shard_index = 1, shard_count = 1;
   bool resume = false;
   CompareOptions compare;
+  double graph_seconds = 600;     // per-graph time limit (its worker is killed)
+  double graph_memory_bytes = 0;  // per-graph memory limit; 0: none
 };
 
-// Runs the batch; returns the exit status (0: every graph ok, 1: some failed).
+// Runs the batch, each graph in a worker process (batch_isolate.h); returns
+// the exit status: 0 every graph ok, 1 some failed, 130 interrupted (Ctrl-C:
+// finished results kept, summaries written, --resume continues).
 int run_batch(const BatchOptions& o);
 
 // Merges the results of several batch output folders into `out` (results

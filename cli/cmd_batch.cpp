@@ -7,6 +7,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/batch.h"
+#include "cli/batch_isolate.h"
+#include "cli/chunk_report.h"
 #include "cli/commands.h"
 #include "cli/validators.h"
 #include "cli/run_report.h"
@@ -19,6 +21,13 @@ namespace {
 struct BatchCliOptions {
   BatchOptions batch;
   std::string shard = "1/1";
+  std::string graph_memory;
+};
+
+struct BatchOneOptions {
+  std::string graph, name, result;
+  CompareOptions compare;
+  double memory = 0;
 };
 
 struct MergeCliOptions {
@@ -64,12 +73,33 @@ void add_batch_commands(CLI::App& app) {
   cmd->add_option("--extractor", opt.batch.compare.extractor, "saturation's extractor: tree, dag (default) or ilp");
   cmd->add_flag("--greedy-fixpoint", opt.batch.compare.greedy_fixpoint, "let greedy repeat its passes to a fixpoint");
   cmd->add_option("--repeat", opt.batch.compare.repeat, "time each method as the median of this many runs (default 3)");
+  cmd->add_option("--graph-timeout", opt.batch.graph_seconds,
+                  "seconds one graph may take before its worker is killed and the graph recorded as failed (default 600)");
+  cmd->add_option("--graph-memory", opt.graph_memory,
+                  "memory one graph's worker may allocate (bytes, or 8GiB); past it the graph fails (default: no limit)");
   cmd->callback([] {
     parse_shard(opt.shard, opt.batch);
+    if (!(opt.batch.graph_seconds > 0)) throw GraphError("", "", "--graph-timeout must be a positive number of seconds");
+    if (!opt.graph_memory.empty()) opt.batch.graph_memory_bytes = parse_bytes("", "--graph-memory", opt.graph_memory);
     check_compare_options(opt.batch.compare);
     const int status = run_batch(opt.batch);
     if (status != 0) throw CLI::RuntimeError(status);
   });
+
+  // The worker process of one batch graph (batch_isolate.h); not for users.
+  static BatchOneOptions one;
+  CLI::App* w = app.add_subcommand("batch-one", "one graph of a batch, in its worker process");
+  w->group("");  // hidden from --help
+  w->add_option("graph", one.graph)->required();
+  w->add_option("--name", one.name)->required();
+  w->add_option("--result", one.result)->required();
+  w->add_option("--cost", one.compare.cost);
+  w->add_option("--device", one.compare.device);
+  w->add_option("--extractor", one.compare.extractor);
+  w->add_flag("--greedy-fixpoint", one.compare.greedy_fixpoint);
+  w->add_option("--repeat", one.compare.repeat);
+  w->add_option("--memory", one.memory);
+  w->callback([] { run_batch_one(one.graph, one.name, one.result, one.compare, one.memory); });
 
   static MergeCliOptions merge;
   CLI::App* m = app.add_subcommand("batch-merge", "combine the outputs of several batch runs (shards) into one summary");
