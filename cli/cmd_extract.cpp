@@ -1,6 +1,7 @@
 // `sator extract FILE.json --extractor tree|dag|ilp [--time-limit S] [--json]`:
 // extraction on an extraction-gym e-graph (egraph-serialize JSON), printing
 // the tree cost, the DAG cost and the microseconds the extractor took.
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -39,6 +40,9 @@ void run(const Options& o) {
     i.time_limit_s = o.time_limit;
     s = extract::extract_ilp(p, i);
   }
+  // Every node of a needed class reads a class that cannot be built (a
+  // cycle with no way out): there is nothing to extract.
+  if (!std::isfinite(s.dag_cost)) throw GraphError(o.path, "", "no finite extraction: a root e-class has no acyclic term");
   if (o.json) {
     nlohmann::ordered_json j = {{"file", o.path},         {"extractor", o.extractor},
                                 {"classes", p.num_classes()}, {"nodes", p.nodes.size()},

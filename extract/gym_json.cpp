@@ -18,6 +18,8 @@ Problem read_gym_text(const std::string& text, const std::string& file) {
     doc = Json::parse(text);
   } catch (const Json::parse_error& e) {
     throw GraphError(file, "", std::string("not JSON: ") + e.what());
+  } catch (const Json::exception& e) {  // a number out of range (1e999), ...
+    throw GraphError(file, "", std::string("unreadable JSON: ") + e.what());
   }
   if (!doc.is_object() || !doc.contains("nodes") || !doc["nodes"].is_object())
     throw GraphError(file, "", "expected an object with a \"nodes\" object (egraph-serialize format)");
@@ -47,7 +49,10 @@ Problem read_gym_text(const std::string& text, const std::string& file) {
       if (!n["cost"].is_number()) throw GraphError(file, id, "\"cost\" is not a number");
       cost = n["cost"].get<double>();
     }
-    if (!std::isfinite(cost) || cost < 0) throw GraphError(file, id, "cost must be a finite number >= 0");
+    // The ILP solver asserts on objective coefficients of 1e25 and more, and
+    // sums of many costs must stay finite: costs are kept to [0, 1e20].
+    if (!std::isfinite(cost) || cost < 0 || cost > 1e20)
+      throw GraphError(file, id, "cost must be a finite number from 0 to 1e20");
     node_index.emplace(id, static_cast<NodeIdx>(p.nodes.size()));
     p.nodes.push_back({class_of(n["eclass"].get<std::string>()), {}, cost});
     p.node_names.push_back(id);

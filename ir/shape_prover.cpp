@@ -42,6 +42,10 @@ ShapeProver::Z3State& ShapeProver::z3() {
   z3_ = std::make_unique<Z3State>();
   z3::params p(z3_->ctx);
   p.set("timeout", timeout_ms_);
+  // Z3 would catch SIGINT during a check and turn it into an "unknown"
+  // answer (and, installed and restored around each check from several
+  // threads, race with itself): Ctrl-C belongs to the process.
+  p.set("ctrl_c", false);
   z3_->solver.set(p);
   for (const Symbol& s : symbols_) {
     z3::expr v = z3_->terms.var(s.name);

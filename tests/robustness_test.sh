@@ -92,6 +92,45 @@ PY
 grep -q $'\x1b' "$tmp/err.txt" && fail "an escape character reached the terminal raw"
 [ "$(wc -c < "$tmp/err.txt")" -lt 5000 ] || fail "a 1 MB name was echoed whole ($(wc -c < "$tmp/err.txt") bytes)"
 
+# The extraction-gym reader: numbers out of range and costs the ILP solver
+# cannot take are bad input; an e-graph with no finite term is refused.
+gym=$(dirname "$graph")/../../tests/data/gym/shared_child.json
+if [ -f "$gym" ]; then
+  sed 's/"cost": 4}/"cost": 1e999}/' "$gym" > "$tmp/gym1.json"
+  expect 2 "out_of_range" "$sator" extract "$tmp/gym1.json"
+  sed 's/"cost": 4}/"cost": 1e308}/' "$gym" > "$tmp/gym2.json"
+  expect 2 "from 0 to 1e20" "$sator" extract "$tmp/gym2.json" --extractor ilp
+  echo '{"nodes": {"r": {"op": "r", "children": ["x"], "eclass": "R", "cost": 1},
+                   "x": {"op": "x", "children": ["x"], "eclass": "X", "cost": 1}}, "root_eclasses": ["R"]}' > "$tmp/gym3.json"
+  expect 2 "no finite extraction" "$sator" extract "$tmp/gym3.json"
+else
+  fail "tests/data/gym/shared_child.json not found beside the corpus"
+fi
+
+# Ctrl-C ends optimize and leaves no output (Z3, whose checks would swallow
+# SIGINT into an "unknown" answer, is told not to catch it: ctrl_c=false).
+"$python" - "$sator" "$tmp" <<'PY' || fail "optimize did not end on SIGINT"
+import json, signal, subprocess, sys, time
+sator, tmp = sys.argv[1], sys.argv[2]
+nodes = [{"name": "x", "op": "placeholder", "role": "input", "shape": [4, 4], "stride": [4, 1], "dtype": "float32"}]
+for i in range(60000):
+    shape, stride = ([16], [1]) if i % 2 == 0 else ([4, 4], [4, 1])
+    nodes.append({"name": f"n{i}", "op": "aten.view.default", "args": [{"node": nodes[-1]["name"]}, shape],
+                  "shape": shape, "stride": stride, "dtype": "float32"})
+nodes.append({"name": "output", "op": "output", "args": [[{"node": nodes[-1]["name"]}]]})
+json.dump({"format": "sator.graph", "version": 1, "name": "views", "symbols": [], "nodes": nodes},
+          open(tmp + "/views.json", "w"))
+p = subprocess.Popen([sator, "optimize", tmp + "/views.json", "--time-limit", "60", "-o", tmp + "/views.out.json"],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+time.sleep(1.5)
+p.send_signal(signal.SIGINT)
+rc = p.wait(timeout=10)
+import os
+assert rc == -signal.SIGINT, f"exit {rc}"
+assert not os.path.exists(tmp + "/views.out.json"), "an interrupted optimize wrote its output"
+PY
+
 # A graph 200,000 nodes deep optimizes without a crash (the writer is iterative,
 # the dag extractor's greedy pass stays within its memory budget).
 "$python" - "$tmp/deep.json" <<'PY'
