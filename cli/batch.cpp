@@ -215,21 +215,14 @@ int run_batch(const BatchOptions& o) {
   IsolationLimits limits;
   limits.seconds = o.graph_seconds;
   limits.memory_bytes = o.graph_memory_bytes;
-  std::atomic<size_t> next{0}, interrupted{0};
+  std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t i = next++; i < todo.size(); i = next++) {
-      if (stop.load()) {
-        ++interrupted;
-        continue;
-      }
+    for (size_t i = next++; i < todo.size() && !stop.load(); i = next++) {
       const BatchInput& b = todo[i];
       const auto t0 = std::chrono::steady_clock::now();
       const std::string result_path = (results_dir / (b.name + ".json")).string();
       IsolatedRun run = run_isolated(b, result_path, o.compare, limits, stop);
-      if (run.kind == IsolatedRun::Kind::Interrupted) {
-        ++interrupted;
-        continue;
-      }
+      if (run.kind == IsolatedRun::Kind::Interrupted) continue;
       // The worker wrote its own result; a failure it could not report
       // (a crash, the time limit) is written here.
       const std::string error = run.result.value("error", "");

@@ -43,8 +43,10 @@ std::string number(double v) {
   return s.str();
 }
 
-ordered_json failure(const BatchInput& b, const std::string& error) {
-  return ordered_json{{"graph", b.name}, {"file", fs::path(b.path).filename().string()}, {"status", "failed"},
+// A failed graph's result record (written by the worker, or by the parent
+// for a failure the worker could not report).
+ordered_json failure(const std::string& name, const std::string& path, const std::string& error) {
+  return ordered_json{{"graph", name}, {"file", fs::path(path).filename().string()}, {"status", "failed"},
                       {"error", error}};
 }
 
@@ -95,7 +97,7 @@ IsolatedRun run_isolated(const BatchInput& b, const std::string& result_path, co
   posix_spawnattr_destroy(&attr);
   IsolatedRun run;
   if (rc != 0) {
-    run.result = failure(b, std::string("could not start a worker process: ") + std::strerror(rc));
+    run.result = failure(b.name, b.path, std::string("could not start a worker process: ") + std::strerror(rc));
     return run;
   }
   const auto start = std::chrono::steady_clock::now();
@@ -122,19 +124,19 @@ IsolatedRun run_isolated(const BatchInput& b, const std::string& result_path, co
     return run;
   }
   if (timed_out) {
-    run.result = failure(b, "exceeded the per-graph time limit of " + number(limits.seconds) + " s (killed)");
+    run.result = failure(b.name, b.path, "exceeded the per-graph time limit of " + number(limits.seconds) + " s (killed)");
     return run;
   }
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
-    run.result = failure(b, "the worker died of " + signal_text(sig) +
+    run.result = failure(b.name, b.path, "the worker died of " + signal_text(sig) +
                                 (sig == SIGKILL ? ": out of memory, or killed from outside" : ": a crash in sator"));
     return run;
   }
   std::ifstream in(result_path);
   const ordered_json j = in ? ordered_json::parse(in, nullptr, false) : ordered_json();
   if (j.is_discarded() || !j.is_object() || !j.contains("status")) {
-    run.result = failure(b, "the worker exited " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
+    run.result = failure(b.name, b.path, "the worker exited " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
                                 " without a result");
     return run;
   }
@@ -164,8 +166,7 @@ int run_batch_one(const std::string& graph, const std::string& name, const std::
   } catch (const std::exception& e) {  // a rule or writer failure on this graph
     error = std::string("internal error: ") + e.what();
   }
-  if (!error.empty())
-    r = ordered_json{{"graph", name}, {"file", fs::path(graph).filename().string()}, {"status", "failed"}, {"error", error}};
+  if (!error.empty()) r = failure(name, graph, error);
   r["graph"] = name;
   write_file_atomic(result_path, r.dump(2) + "\n");
   return 0;

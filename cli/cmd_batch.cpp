@@ -64,7 +64,7 @@ void add_batch_commands(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("batch", "compare greedy and equality saturation on many graphs, in parallel");
   cmd->add_option("source", opt.batch.source, "a folder of graphs (*.json) or a manifest")->required();
   cmd->add_option("--out", opt.batch.out, "output folder: graphs/NAME.json per graph, summary.csv/.json/.md")->required();
-  cmd->add_option("--jobs", opt.batch.jobs, "threads (default: every core)")
+  cmd->add_option("--jobs", opt.batch.jobs, "graphs at a time, each in a worker process (default: every core)")
       ->check(non_negative_count());
   cmd->add_option("--shard", opt.shard, "take shard I of N (1-based), e.g. 3/8 (default 1/1)");
   cmd->add_flag("--resume", opt.batch.resume, "skip graphs whose result is already in --out (failed ones run again)");

@@ -118,7 +118,9 @@ class GraphWriter {
   // post-order walk would (children in slot order), with an explicit stack:
   // a joint graph of a deep model is thousands of nodes deep.
   NodeId emit(eg::Id root) {
-    std::vector<std::pair<eg::Id, bool>> stack{{t_.egraph.find(root), false}};
+    root = t_.egraph.find(root);
+    if (emitted_[root] != kNone) return emitted_[root];  // the common case: a child already written
+    std::vector<std::pair<eg::Id, bool>> stack{{root, false}};
     while (!stack.empty()) {
       const auto [c, expanded] = stack.back();
       stack.pop_back();
@@ -136,7 +138,7 @@ class GraphWriter {
         if (emitted_[k] == kNone) stack.emplace_back(k, false);
       }
     }
-    return emitted_[t_.egraph.find(root)];
+    return emitted_[root];
   }
 
   // One class whose children are emitted (symbolic sizes it reads may still
