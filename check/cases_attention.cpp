@@ -9,6 +9,7 @@
 #include "rules/attention_train_rules.h"
 #include "rules/key_gradient_sum.h"
 #include "rules/layout_rules.h"
+#include "rules/mask_algebra.h"
 #include "rules/mixed_precision.h"
 
 namespace sator::check {
@@ -363,6 +364,7 @@ RuleFactory shipped_rules() {
     for (eg::Rewrite& r : rules::attention_train_rules(t, /*fuse_dropout=*/true)) rs.push_back(std::move(r));
     for (eg::Rewrite& r : rules::key_gradient_rules(t)) rs.push_back(std::move(r));
     for (eg::Rewrite& r : rules::mixed_precision_rules(t)) rs.push_back(std::move(r));
+    for (eg::Rewrite& r : rules::mask_algebra_rules(t)) rs.push_back(std::move(r));
     return rs;
   };
 }
@@ -372,6 +374,7 @@ std::vector<RuleCase> shipped_cases() {
   for (RuleCase& c : recompose_cases()) all.push_back(std::move(c));
   for (RuleCase& c : attention_cases()) all.push_back(std::move(c));
   for (RuleCase& c : mixed_precision_cases()) all.push_back(std::move(c));
+  for (RuleCase& c : mask_algebra_cases()) all.push_back(std::move(c));
   return all;
 }
 

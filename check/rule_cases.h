@@ -12,6 +12,7 @@ namespace sator::check {
 std::vector<RuleCase> layout_cases();     // cases_layout.cpp
 std::vector<RuleCase> recompose_cases();  // cases_attention.cpp
 std::vector<RuleCase> attention_cases();  // cases_attention.cpp
+std::vector<RuleCase> mask_algebra_cases();  // cases_masks.cpp
 
 // Every rule `sator optimize` can apply (attention-dropout included).
 RuleFactory shipped_rules();

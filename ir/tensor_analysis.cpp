@@ -1,5 +1,6 @@
 #include "ir/tensor_analysis.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "ir/infer_context.h"
@@ -38,11 +39,27 @@ std::optional<double> number(const Value& v) {
   return std::nullopt;
 }
 
+// Whether a finite v is a binary float of `bits` significant bits whose
+// exponent fits [min_exp, max_exp] (frexp's convention: v = m·2^e, m in [0.5, 1)),
+// subnormals included.
+bool fits_float(double v, int bits, int min_exp, int max_exp) {
+  if (v == 0) return true;
+  int e = 0;
+  std::frexp(v, &e);
+  if (e > max_exp) return false;
+  const int usable = bits - std::max(0, min_exp - e);  // fewer bits below the normal range
+  if (usable <= 0) return false;
+  const double scaled = std::ldexp(v, usable - e);
+  return scaled == std::trunc(scaled);
+}
+
 // A float64 value that the dtype holds exactly (so folding loses nothing).
 bool exact_in(double v, DType t) {
   switch (t) {
     case DType::Float64: return true;
     case DType::Float32: return static_cast<double>(static_cast<float>(v)) == v;
+    case DType::BFloat16: return std::isfinite(v) && fits_float(v, 8, -125, 128);
+    case DType::Float16: return std::isfinite(v) && fits_float(v, 11, -13, 16);
     case DType::Int64: case DType::Int32: return v == static_cast<double>(static_cast<int64_t>(v)) && std::abs(v) < 2147483648.0;
     case DType::Bool: return v == 0 || v == 1;
     default: return false;

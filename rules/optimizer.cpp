@@ -15,6 +15,7 @@
 #include "rules/attention_train_rules.h"
 #include "rules/key_gradient_sum.h"
 #include "rules/layout_rules.h"
+#include "rules/mask_algebra.h"
 #include "rules/mixed_precision.h"
 
 namespace sator::rules {
@@ -87,6 +88,8 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
   // forward alone would keep the scores alive for the backward and save nothing.
   if (!is_training_graph(input)) {
     for (eg::Rewrite& r : attention_rules(t, options.fuse_dropout)) rules.push_back(std::move(r));
+    // Masks and casts written the ways models write them, seen through.
+    for (eg::Rewrite& r : mask_algebra_rules(t)) rules.push_back(std::move(r));
     if (options.mixed_precision_attention)
       for (eg::Rewrite& r : mixed_precision_rules(t)) rules.push_back(std::move(r));
   }

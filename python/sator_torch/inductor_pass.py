@@ -148,6 +148,14 @@ class InductorPass(CustomGraphPass):
             report.update({k: sator_report.get(k) for k in ("layout_ops_in", "layout_ops_out", "attention_fused",
                                                             "peak_bytes_in", "peak_bytes_out")})
             report["chunk"] = sator_report.get("chunk")
+            # Which SDPA kernel the dispatcher chose when the rebuild decomposed
+            # sator's fused attention (cuDNN, flash, efficient, math): the speed
+            # of a fused row depends on it.
+            kernels = {}
+            for n in graph.nodes:
+                if n.op == "call_function" and "scaled_dot_product" in str(n.target):
+                    kernels[str(n.target)] = kernels.get(str(n.target), 0) + 1
+            report["attention_kernels"] = kernels
             self._say(f"graph {report['graph']}: {report['nodes_in']} -> {report['nodes_out']} nodes, "
                       f"attention fused {report['attention_fused']}, "
                       f"chunked {bool(report['chunk'] and report['chunk'].get('chunked'))}")

@@ -1,0 +1,75 @@
+// Instances of the mask-algebra rules' left-hand sides (rules/mask_algebra.cpp).
+#include "check/rule_cases.h"
+#include "rules/mask_algebra.h"
+
+namespace sator::check {
+
+namespace {
+
+using B = GraphBuilder;
+
+// `shape` with some dims written 1 (a tensor that broadcasts into it).
+std::vector<SymExpr> broadcastable(Draw& d, std::vector<SymExpr> shape) {
+  for (SymExpr& e : shape)
+    if (d.coin()) e = 1;
+  return shape;
+}
+
+// A 0-d constant on the CPU (the graph's device, which the rule's 0 takes).
+NodeId constant(Draw& d, double v, DType t) {
+  return d.b.op("aten.full.default", {B::sizes({}), Value::of_float(v)},
+                {{"dtype", Value::of_dtype(t)}, {"device", Value::of_text(Value::Kind::Device, "cpu")}});
+}
+
+// convert(convert(x, w), t) for x of type t and a wider w.
+NodeId roundtrip(Draw& d, size_t rank) {
+  const DType t = d.pick(std::vector<DType>{DType::BFloat16, DType::Float16, DType::Float32});
+  const DType w = t == DType::Float32 ? DType::Float64 : d.pick(std::vector<DType>{DType::Float32, DType::Float64});
+  const NodeId x = d.b.input(d.shape(rank), t);
+  const NodeId up = d.b.op("prims.convert_element_type.default", {B::ref(x), Value::of_dtype(w)});
+  return d.b.op("prims.convert_element_type.default", {B::ref(up), Value::of_dtype(t)});
+}
+
+// where(c, x, K) or where(c, K, x): c a random boolean that broadcasts
+// with x (either may be the larger), K a masking constant of x's dtype.
+NodeId masked_fill(Draw& d, size_t rank) {
+  const DType t = d.pick(std::vector<DType>{DType::BFloat16, DType::Float32});
+  const std::vector<SymExpr> full = d.shape(rank);
+  const bool x_full = d.coin();
+  const NodeId x = d.b.input(x_full ? full : broadcastable(d, full), t);
+  const NodeId c = d.b.op("aten.gt.Scalar", {B::ref(d.b.input(x_full ? broadcastable(d, full) : full)), Value::of_float(0.0)});
+  const double k = t == DType::BFloat16 ? -3.3895313892515355e38 : d.pick(std::vector<double>{-3.4028234663852886e38, -2.535301200456459e30});  // -2^101
+  const NodeId K = constant(d, k, t);
+  if (d.coin()) return d.b.op("aten.where.self", {B::ref(c), B::ref(x), B::ref(K)});
+  return d.b.op("aten.where.self", {B::ref(c), B::ref(K), B::ref(x)});
+}
+
+// (x + y) + z with y and z broadcasting into x from fewer elements; the
+// dtypes mixed (16-bit scores, a float32 bias) as under autocast.
+NodeId small_operands(Draw& d, size_t rank) {
+  const std::vector<SymExpr> xs = d.shape(rank, 2);
+  auto smaller = [&] {
+    std::vector<SymExpr> s = broadcastable(d, xs);
+    s[static_cast<size_t>(d.integer(0, static_cast<int64_t>(rank) - 1))] = 1;  // at least one 1
+    // Sometimes fewer leading dims.
+    const auto drop = static_cast<size_t>(d.integer(0, static_cast<int64_t>(rank) - 1));
+    return std::vector<SymExpr>(s.begin() + static_cast<std::ptrdiff_t>(d.coin() ? drop : 0), s.end());
+  };
+  const NodeId x = d.b.input(xs, d.coin() ? DType::BFloat16 : DType::Float32);
+  const NodeId y = d.b.input(smaller(), d.coin() ? DType::BFloat16 : DType::Float32);
+  const NodeId z = d.b.input(smaller(), DType::Float32);
+  const NodeId xy = d.b.op("aten.add.Tensor", {B::ref(x), B::ref(y)});
+  return d.b.op("aten.add.Tensor", {B::ref(xy), B::ref(z)});
+}
+
+}  // namespace
+
+std::vector<RuleCase> mask_algebra_cases() {
+  return {
+      {"convert-roundtrip", 0, 6, false, false, roundtrip},
+      {"masked-fill-as-add", 1, 6, false, false, masked_fill},
+      {"add-small-operands-first", 1, 6, false, false, small_operands},
+  };
+}
+
+}  // namespace sator::check

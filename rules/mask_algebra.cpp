@@ -1,0 +1,146 @@
+#include "rules/mask_algebra.h"
+
+#include <memory>
+#include <optional>
+
+#include "rules/attention_builder.h"
+
+namespace sator::rules {
+
+using eg::Subst;
+
+const std::vector<RuleInfo>& mask_algebra_rule_info() {
+  static const std::vector<RuleInfo> info = {
+      {"convert-roundtrip", "convert(convert(x, w), t) = x for x of type t and w holding every value of t"},
+      {"masked-fill-as-add",
+       "where(c, x, K) = x + where(c, 0, K) and where(c, K, x) = x + where(c, K, 0) for a masking constant K <= -2^100 "
+       "of x's dtype (x + K rounds to K for |x| < ulp(K)/2)"},
+      {"add-small-operands-first", "(x + y) + z = x + (y + z) when y and z broadcast into x from fewer elements"},
+  };
+  return info;
+}
+
+namespace {
+
+// Whether type `wide` represents every value of type `narrow` exactly.
+bool widens(DType narrow, DType wide) {
+  switch (narrow) {
+    case DType::BFloat16:
+    case DType::Float16:
+      return wide == DType::Float32 || wide == DType::Float64;
+    case DType::Float32:
+      return wide == DType::Float64;
+    default:
+      return false;
+  }
+}
+
+// The class in argument slot `pos` of node `n`, when that argument is a tensor.
+std::optional<Id> arg_class(const AttentionBuilder& b, const eg::EGraph& g, Id n, size_t pos) {
+  const NodeAttrs& a = b.attrs(g, n);
+  if (pos >= a.args.size() || a.args[pos].kind != Value::Kind::Node) return std::nullopt;
+  return b.child(g, n, a.args[pos].node);
+}
+
+// An add of two tensors, no alpha: its two classes in argument order.
+std::optional<std::pair<Id, Id>> tensor_add(const AttentionBuilder& b, const eg::EGraph& g, Id n) {
+  if (!b.attrs(g, n).kwargs.empty() || b.attrs(g, n).args.size() != 2) return std::nullopt;
+  const auto x = arg_class(b, g, n, 0), y = arg_class(b, g, n, 1);
+  if (!x || !y) return std::nullopt;
+  return std::pair{*x, *y};
+}
+
+// Whether `small` broadcasts into `big` (aligned from the right, each of its
+// dims a literal 1 or equal to big's) from fewer elements: some dim of big
+// that is not a literal 1 faces a 1 or no dim at all. Rank 0 is left out (a
+// 0-d tensor changes type promotion).
+bool broadcasts_from_fewer(const AttentionBuilder& b, const std::vector<SymExpr>& small, const std::vector<SymExpr>& big) {
+  if (small.empty() || small.size() > big.size()) return false;
+  const size_t lead = big.size() - small.size();
+  bool fewer = false;
+  for (size_t i = 0; i < big.size(); ++i) {
+    const bool big_one = big[i].as_constant() && *big[i].as_constant() == 1;
+    if (i < lead) {
+      fewer = fewer || !big_one;
+      continue;
+    }
+    const SymExpr& s = small[i - lead];
+    if (s.as_constant() && *s.as_constant() == 1) fewer = fewer || !big_one;
+    else if (!b.equal(s, big[i])) return false;
+  }
+  return fewer;
+}
+
+}  // namespace
+
+std::vector<eg::Rewrite> mask_algebra_rules(TensorEGraph& t) {
+  auto b = std::make_shared<AttentionBuilder>(AttentionBuilder{t});
+  const std::optional<Value> device = graph_device(t.source());
+  std::vector<eg::Rewrite> rs;
+  rs.emplace_back("convert-roundtrip", t.lang,
+                  "(prims.convert_element_type.default (prims.convert_element_type.default ?x))",
+                  [b](eg::EGraph& g, Id eclass, Subst s) -> Id {
+                    const auto to = b->dtype(g, eclass), from = b->dtype(g, s[0]);
+                    if (!to || !from || *to != *from) return kNoId;
+                    for (Id inner : b->nodes(g, b->child(g, s.root, 0), "prims.convert_element_type.default")) {
+                      const auto via = b->dtype(g, b->child(g, s.root, 0));
+                      if (b->child(g, inner, 0) == g.find(s[0]) && via && widens(*from, *via)) return g.find(s[0]);
+                    }
+                    return kNoId;
+                  });
+  rs.emplace_back(
+      "masked-fill-as-add", t.lang, "(aten.where.self ?c ?a ?b)",
+      [b, device](eg::EGraph& g, Id eclass, Subst s) -> Id {
+        const Id where = s.root;
+        const auto c = arg_class(*b, g, where, 0), a = arg_class(*b, g, where, 1), k2 = arg_class(*b, g, where, 2);
+        if (!c || !a || !k2 || !device || b->dtype(g, *c) != DType::Bool) return kNoId;
+        const auto dt = b->dtype(g, eclass);
+        if (!dt || !is_floating(*dt)) return kNoId;
+        auto masking = [&](Id k) {
+          const auto* sk = b->shape(k);
+          const auto v = b->t.analysis.constant(g, k);
+          return sk && sk->empty() && b->dtype(g, k) == dt && v && *v <= kMaskingConstantAtMost;
+        };
+        // K in the `other` slot (masked where c is false) or in `self`.
+        const bool k_other = masking(*k2), k_self = !k_other && masking(*a);
+        if (!k_other && !k_self) return kNoId;
+        const Id x = k_other ? *a : *k2, k = k_other ? *k2 : *a;
+        if (b->dtype(g, x) != dt) return kNoId;
+        NodeAttrs za;
+        za.args = {Value::of_list({}), Value::of_float(0.0)};
+        za.kwargs = {{"dtype", Value::of_dtype(*dt)},
+                     {"layout", Value::of_text(Value::Kind::Enum, "torch.strided")},
+                     {"device", *device},
+                     {"pin_memory", Value::of_bool(false)}};
+        const Id zero = b->add(g, "aten.full.default", za, {});
+        NodeAttrs wa;
+        wa.args = {Value::of_node(0), Value::of_node(1), Value::of_node(2)};
+        const Id bias = b->add(g, "aten.where.self", wa, k_other ? std::vector<Id>{*c, zero, k} : std::vector<Id>{*c, k, zero});
+        NodeAttrs aa;
+        aa.args = {Value::of_node(0), Value::of_node(1)};
+        return b->add(g, "aten.add.Tensor", aa, {x, bias});
+      });
+  rs.emplace_back("add-small-operands-first", t.lang, "(aten.add.Tensor (aten.add.Tensor ?x ?y) ?z)",
+                  [b](eg::EGraph& g, Id eclass, Subst s) -> Id {
+                    const auto outer = tensor_add(*b, g, s.root);
+                    if (!outer || outer->second != g.find(s[2])) return kNoId;
+                    const auto *sx = b->shape(s[0]), *sy = b->shape(s[1]), *sz = b->shape(s[2]), *so = b->shape(eclass);
+                    if (!sx || !sy || !sz || !so || !b->same_dims(*sx, *so) || !broadcasts_from_fewer(*b, *sy, *sx) ||
+                        !broadcasts_from_fewer(*b, *sz, *sx))
+                      return kNoId;
+                    // The inner add must be this x + y (a class may hold other adds).
+                    bool found = false;
+                    for (Id inner : b->nodes(g, outer->first, "aten.add.Tensor")) {
+                      const auto xy = tensor_add(*b, g, inner);
+                      found = found || (xy && xy->first == g.find(s[0]) && xy->second == g.find(s[1]));
+                    }
+                    if (!found) return kNoId;
+                    NodeAttrs aa;
+                    aa.args = {Value::of_node(0), Value::of_node(1)};
+                    const Id yz = b->add(g, "aten.add.Tensor", aa, {s[1], s[2]});
+                    return b->add(g, "aten.add.Tensor", aa, {s[0], yz});
+                  });
+  return rs;
+}
+
+}  // namespace sator::rules
