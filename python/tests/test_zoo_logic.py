@@ -12,6 +12,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu"))
+import zoo  # noqa: E402
 import zoo_models as z  # noqa: E402
 import zoo_report  # noqa: E402
 
@@ -77,6 +78,15 @@ def main():
               f"summary counts: {text}")
         table = zoo_report.table(loaded)
         check("| gpt2/amp-eager/infer | ok  | 4/4 | 1.429 |" in table, "the table's gpt2 line")
+    cpus = sorted(os.sched_getaffinity(0))
+    for n in (1, 2, len(cpus), len(cpus) + 1):
+        slots = zoo.cpu_slots(n)
+        if n <= 1 or len(cpus) < n:
+            check(slots is None, f"{n} slot(s) on {len(cpus)} CPUs: no pinning")
+            continue
+        flat = [c for s in slots for c in s]
+        check(len(slots) == n and all(slots) and len(flat) == len(set(flat)) and set(flat) <= set(cpus),
+              f"{n} slots: disjoint, non-empty CPU groups ({slots})")
     print(f"{len(failures)} failed")
     sys.exit(1 if failures else 0)
 
