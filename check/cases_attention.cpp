@@ -308,8 +308,9 @@ std::vector<RuleCase> recompose_cases() {
 }
 
 // convert(_softmax(x16 + m32, d), t16): attention's scores under autocast.
-// The mask broadcasts into x (dims 1 at random): a float32 input, or an
-// iota mask (the causal triangle when t = 1 and L = S, a shifted one
+// The mask broadcasts into x (dims 1 at random): 0 where a random input
+// exceeds -1.5 (most entries, so no row is masked whole) and a masking value
+// elsewhere, or an iota mask (the causal triangle when t = 1 and L = S, a shifted one
 // otherwise) whose -inf entries the right side clamps; no row is masked
 // whole. The graph gets a device (the clamp's scalar needs one).
 static NodeId softmax_mask_16(Draw& d, size_t rank) {
@@ -324,10 +325,16 @@ static NodeId softmax_mask_16(Draw& d, size_t rank) {
     std::vector<SymExpr> ms = shape;
     for (SymExpr& e : ms)
       if (d.coin()) e = 1;
-    const NodeId zero = d.b.op("aten.full.default", {B::sizes({}), Value::of_float(0.0)},
-                               {{"dtype", Value::of_dtype(DType::Float32)},
-                                {"device", Value::of_text(Value::Kind::Device, "cpu")}});
-    mask = d.b.op("aten.add.Tensor", {B::ref(d.b.input(ms)), B::ref(zero)});
+    // A padding-style mask: 0 where kept, a masking value where not.
+    auto scalar = [&](double v) {
+      return d.b.op("aten.full.default", {B::sizes({}), Value::of_float(v)},
+                    {{"dtype", Value::of_dtype(DType::Float32)}, {"device", Value::of_text(Value::Kind::Device, "cpu")}});
+    };
+    // Finite masking values (as transformers writes them): a row masked whole
+    // is then uniform on both sides (with -inf the float32 side is NaN).
+    const double masked = d.pick(std::vector<double>{-3.4028234663852886e38, -2.535301200456459e30});
+    const NodeId keep = d.b.op("aten.gt.Scalar", {B::ref(d.b.input(ms)), Value::of_float(-1.5)});
+    mask = d.b.op("aten.where.self", {B::ref(keep), B::ref(scalar(0.0)), B::ref(scalar(masked))});
   }
   const NodeId x = d.b.input(shape, t);
   const NodeId sum = d.b.op("aten.add.Tensor", {B::ref(x), B::ref(mask)});

@@ -12,7 +12,8 @@
 //
 // Composed, they turn GPT-Neo's `where(causal_buffer, scores, min) + mask` and
 // MPT's `where(causal, min, scores·s + alibi)` into `scores + bias`, the
-// form the attention rule fuses with the bias as SDPA's attn_mask.
+// form the attention rule fuses with the bias as SDPA's attn_mask (under
+// autocast only a bias of zeros and masking values: see mixed_precision.h).
 //
 // Exactness. convert-roundtrip is exact (a widening then a narrowing to the
 // same type). masked-fill-as-add: where c selects x, x + 0 = x; where it

@@ -5,6 +5,7 @@
 
 #include "rules/attention_builder.h"
 #include "rules/causal_mask.h"
+#include "rules/mask_algebra.h"
 
 namespace sator::rules {
 
@@ -14,7 +15,7 @@ const std::vector<RuleInfo>& mixed_precision_rule_info() {
   static const std::vector<RuleInfo> info = {
       {"softmax-mask-in-16-bit",
        "convert(_softmax(x + m, d), t) = _softmax(x + convert(clamp(m, lowest(t)), t), d) for x of 16-bit type t and "
-       "a float32 mask m (exact for 0 / large-negative masks; a real-valued bias is rounded to t)"},
+       "a float32 mask m of zeros and masking values (<= -2^100): exact; a real-valued bias is left alone"},
   };
   return info;
 }
@@ -24,13 +25,43 @@ namespace {
 // The most negative finite value of a 16-bit float type.
 double lowest(DType t) { return t == DType::BFloat16 ? -3.3895313892515355e38 : -65504.0; }
 
+// Whether every value of class `m` is 0 or a masking value (<= -2^100, or
+// -inf): what casting to 16 bits keeps exactly once the negatives are
+// clamped. Followed through where, add, and one-tensor layout ops and casts;
+// anything else (a real-valued bias: ALiBi, relative positions) is not known
+// to be, and rounding it to 16 bits is not exact — an ALiBi bias of ~1400
+// has a bf16 ulp of 8, which changed MPT's logits by 28% on the zoo.
+bool zero_or_masking(AttentionBuilder& b, eg::EGraph& g, Id m, int depth = 0) {
+  m = g.find(m);
+  if (const auto v = b.t.analysis.constant(g, m)) return *v == 0 || *v <= kMaskingConstantAtMost;
+  if (depth > 24) return false;
+  static const char* const kSameValues[] = {"aten.expand.default", "aten.view.default", "aten.reshape.default",
+                                            "aten.permute.default", "aten.unsqueeze.default", "aten.slice.Tensor",
+                                            "aten.clone.default", "aten.alias.default", "aten.lift_fresh_copy.default",
+                                            "prims.convert_element_type.default"};
+  for (const char* op : kSameValues)
+    for (Id n : b.nodes(g, m, op))
+      if (zero_or_masking(b, g, b.child(g, n, 0), depth + 1)) return true;
+  for (Id n : b.nodes(g, m, "aten.where.self"))
+    if (g.children(n).size() == 3 && zero_or_masking(b, g, b.child(g, n, 1), depth + 1) &&
+        zero_or_masking(b, g, b.child(g, n, 2), depth + 1))
+      return true;
+  for (Id n : b.nodes(g, m, "aten.add.Tensor"))
+    if (g.children(n).size() == 2 && b.attrs(g, n).kwargs.empty() && zero_or_masking(b, g, b.child(g, n, 0), depth + 1) &&
+        zero_or_masking(b, g, b.child(g, n, 1), depth + 1))
+      return true;
+  return false;
+}
+
 // `m` as type t: negatives below t's lowest finite value clamped to it first
 // (float32's min would overflow to -inf), unless `m` is the causal triangle,
 // which has no fully masked row and which the attention rule recognises
-// through a plain convert.
+// through a plain convert. kNoId for a mask whose values are not known to be
+// 0 or masking (it would be rounded).
 Id mask_in(AttentionBuilder& b, eg::EGraph& g, Id m, DType t, const std::optional<Value>& device) {
   Id src = m;
   if (!is_causal_mask(b.t, m)) {
+    if (!zero_or_masking(b, g, m)) return kNoId;
     if (!device) return kNoId;  // the clamp's scalar would land on the CPU
     NodeAttrs lt;
     lt.args = {Value::of_node(0), Value::of_float(lowest(t))};

@@ -86,9 +86,10 @@ TEST_CASE("inductor-joint: every corpus and zoo graph holds only ops Inductor lo
 
 TEST_CASE("autocast attention of the zoo's models is fused", "[target][corpus]") {
   // 4 layers each. GPT-Neo (no scale; masked by where() with its causal
-  // buffer) and MPT (ALiBi bias; masked by where()) are read through the
-  // mask-algebra identities (rules/mask_algebra.h), their bias passed as
-  // SDPA's attn_mask.
+  // buffer) is read through the mask-algebra identities (rules/mask_algebra.h),
+  // its mask passed as SDPA's attn_mask. MPT's ALiBi bias is real-valued:
+  // cast to bf16 it would be rounded (ulp 8 at ~1400; 28% off on the GPU),
+  // so its blocks stay as they are.
   size_t fused_models = 0;
   for (const std::string& path : graphs_in("zoo/graphs")) {
     if (path.find(".amp-eager.infer.g0.json") == std::string::npos) continue;
@@ -97,12 +98,13 @@ TEST_CASE("autocast attention of the zoo's models is fused", "[target][corpus]")
     rules::OptimizeOptions o;
     o.target = "inductor-joint";
     const rules::OptimizeResult r = rules::optimize(g, o);
-    CHECK(r.sdpa_out - r.sdpa_in == 4u);
+    const bool real_bias = path.find("/mpt.") != std::string::npos;
+    CHECK(r.sdpa_out - r.sdpa_in == (real_bias ? 0u : 4u));
     fused_models += r.sdpa_out - r.sdpa_in == 4;
     o.mixed_precision_attention = false;
     CHECK(rules::optimize(g, o).sdpa_out == r.sdpa_in);  // the rule is what fuses them
   }
-  CHECK(fused_models == 19);
+  CHECK(fused_models == 18);
 }
 
 TEST_CASE("chunking never makes a forward output depend on a tangent", "[target][chunk][corpus]") {

@@ -385,6 +385,12 @@ def run(a):
         result.update(status="missing", reason=str(e))
         return result
     except Exception as e:
+        if "does not support an attention implementation" in str(e):
+            # The installed transformers has no such attention for this
+            # architecture (GPT-J, GPT-Neo and MPT have no sdpa path): the
+            # row does not exist, it did not fail.
+            result.update(status="missing", reason=f"transformers: {str(e).split('. Please')[0]}"[:500])
+            return result
         result.update(status="failed", reason=f"building the model: {type(e).__name__}: {e}"[:2000])
         return result
     result["model"] = row.info

@@ -65,6 +65,10 @@ def main():
     v = z.verdicts(slow)
     check(any("slower" in x for x in v) and any("larger" in x for x in v), f"3% slower and 2% larger are flagged: {v}")
     check(any("sator raised" in x for x in z.verdicts(bad)), "a raise is flagged")
+    declined = json.loads(json.dumps(slow))
+    declined["pass_reports"] = [{"skipped": "nothing to gain"}]
+    check(all("noise" in x for x in z.verdicts(declined)) and not any("noise" in x for x in v),
+          "a flagged row whose graphs were all left untouched says it is noise")
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "zoo.jsonl")
         with open(path, "w") as f:
