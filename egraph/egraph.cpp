@@ -49,6 +49,7 @@ Id EGraph::find_mut(Id id) {
 }
 
 std::span<const Id> EGraph::classes_with_op(OpId op) const {
+  ensure_index();
   if (op + 1 >= op_class_begin_.size()) return {};
   return {op_class_ids_.data() + op_class_begin_[op], op_class_begin_[op + 1] - op_class_begin_[op]};
 }
@@ -203,7 +204,11 @@ void EGraph::rebuild_classes() {
     nodes.truncate(static_cast<uint32_t>(end - nodes.begin()));
   }
   dirty_.clear();
+  index_stale_ = true;
+}
 
+void EGraph::build_index() const {
+  index_stale_ = false;
   // Class list, in id order: a scan of the roots, cheaper than sorting.
   class_ids_.clear();
   for (Id i = 0; i < link_.size(); ++i)
@@ -219,7 +224,7 @@ void EGraph::rebuild_classes() {
   std::vector<uint32_t> count;
   for (Id c : class_ids_) {
     OpId prev = kNoId;
-    for (Id n : cls(c).nodes) {
+    for (Id n : classes_[slot(c)].nodes) {
       const OpId op = store_.op(n);
       if (op == prev) continue;
       prev = op;

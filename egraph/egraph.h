@@ -83,8 +83,13 @@ class EGraph {
   const Class& eclass(Id id) const { return classes_[slot(find(id))]; }
   std::span<const Id> class_nodes(Id id) const { return eclass(id).nodes; }
   // Canonical ids of all classes, and of those holding a node with `op`
-  // (both refreshed by rebuild()).
-  std::span<const Id> class_ids() const { return class_ids_; }
+  // (both refreshed by rebuild(); built on first use after it, so that a
+  // caller rebuilding after every small change — the greedy rewriter — does
+  // not pay a scan of every class each time).
+  std::span<const Id> class_ids() const {
+    ensure_index();
+    return class_ids_;
+  }
   std::span<const Id> classes_with_op(OpId op) const;
 
   size_t num_classes() const { return classes_.size(); }
@@ -137,9 +142,16 @@ class EGraph {
   UniqueQueue analysis_pending_;
   std::vector<Id> dirty_;  // classes whose node lists need sorting
   std::vector<uint8_t> is_dirty_;
-  std::vector<Id> class_ids_;
-  std::vector<uint32_t> op_class_begin_;  // CSR index: classes_with_op
-  std::vector<Id> op_class_ids_;
+  void ensure_index() const {
+    if (index_stale_) build_index();
+  }
+  void build_index() const;
+  // The class list and operator index: a cache of the classes' state at the
+  // last rebuild(), filled lazily (hence mutable).
+  mutable bool index_stale_ = false;
+  mutable std::vector<Id> class_ids_;
+  mutable std::vector<uint32_t> op_class_begin_;  // CSR index: classes_with_op
+  mutable std::vector<Id> op_class_ids_;
   size_t total_class_nodes_ = 0;
   size_t egg_memo_size_ = 0;
   Stats stats_;

@@ -17,6 +17,7 @@ std::string EGraph::check_invariants(const std::function<std::string(const EGrap
   size_t total = 0;
   std::vector<Id> roots(slot_owner_.begin(), slot_owner_.end());
   std::sort(roots.begin(), roots.end());
+  ensure_index();
   if (roots != class_ids_) return "class_ids() is stale";
   std::vector<std::vector<Id>> sorted_parents(classes_.size());
   for (size_t i = 0; i < classes_.size(); ++i) {

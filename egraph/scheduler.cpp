@@ -8,7 +8,8 @@ void BackoffScheduler::search(size_t iteration, const EGraph& g, const Rewrite& 
   if (stats_.size() <= rule) stats_.resize(rule + 1);
   RuleStats& s = stats_[rule];
   if (iteration < s.banned_until) return;
-  const size_t threshold = match_limit_ << s.times_banned;
+  const auto relative = static_cast<size_t>(matches_per_node_ * static_cast<double>(g.total_class_nodes()));
+  const size_t threshold = std::max(match_limit_, relative) << s.times_banned;
   rw.search(g, out, threshold + 1);
   if (out.size() > threshold) {
     s.banned_until = iteration + (ban_length_ << s.times_banned);

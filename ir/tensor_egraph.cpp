@@ -58,6 +58,7 @@ class GraphWriter {
  public:
   GraphWriter(const TensorEGraph& t, const extract::Extraction& x) : t_(t), x_(x) {
     emitted_.assign(t.egraph.num_nodes(), kNone);
+    open_.assign(t.egraph.num_nodes(), 0);
     for (const Node& n : t.source().nodes) taken_.insert(n.name);
   }
 
@@ -103,8 +104,15 @@ class GraphWriter {
     if (v.kind == Value::Kind::Node) return Value::of_node(kids.at(v.node));
     if (v.kind == Value::Kind::Sym) {
       auto it = t_.symint_nodes_.find(v.sym);
-      if (it != t_.symint_nodes_.end()) return Value::of_node(emit(t_.class_of(it->second)));
-      return v;
+      if (it == t_.symint_nodes_.end()) return v;
+      try {
+        return Value::of_node(emit(t_.class_of(it->second)));
+      } catch (const Cycle&) {
+        // The node computing the size reads the value being written (a
+        // sym_size of a view whose own sizes are that expression, as a
+        // rewritten graph can hold): the size stays an expression.
+        return v;
+      }
     }
     if (v.kind == Value::Kind::List) {
       std::vector<Value> items;
@@ -117,26 +125,43 @@ class GraphWriter {
   // Emits `root` after everything it depends on, in the order a recursive
   // post-order walk would (children in slot order), with an explicit stack:
   // a joint graph of a deep model is thousands of nodes deep.
+  // A class reached again while its own children are being written (open_):
+  // the choices form a cycle. Thrown by emit(); rewrite() catches it when a
+  // symbolic size's producer closes the cycle.
+  struct Cycle : std::logic_error {
+    Cycle() : std::logic_error("the extracted graph has a cycle") {}
+  };
+
   NodeId emit(eg::Id root) {
     root = t_.egraph.find(root);
     if (emitted_[root] != kNone) return emitted_[root];  // the common case: a child already written
     std::vector<std::pair<eg::Id, bool>> stack{{root, false}};
-    while (!stack.empty()) {
-      const auto [c, expanded] = stack.back();
-      stack.pop_back();
-      if (emitted_[c] != kNone) continue;
-      if (expanded) {
-        emit_one(c);
-        continue;
+    std::vector<eg::Id> opened;  // closed again if a cycle unwinds this call
+    try {
+      while (!stack.empty()) {
+        const auto [c, expanded] = stack.back();
+        stack.pop_back();
+        if (emitted_[c] != kNone) continue;
+        if (expanded) {
+          emit_one(c);
+          open_[c] = 0;
+          continue;
+        }
+        if (open_[c]) throw Cycle();
+        open_[c] = 1;
+        opened.push_back(c);
+        stack.emplace_back(c, true);
+        const eg::Id n = x_.choice.at(c);
+        if (n == eg::kNoId) throw std::logic_error("extraction left a needed class without a node");
+        const auto kids = t_.egraph.children(n);
+        for (size_t i = kids.size(); i-- > 0;) {
+          const eg::Id k = t_.egraph.find(kids[i]);
+          if (emitted_[k] == kNone) stack.emplace_back(k, false);
+        }
       }
-      stack.emplace_back(c, true);
-      const eg::Id n = x_.choice.at(c);
-      if (n == eg::kNoId) throw std::logic_error("extraction left a needed class without a node");
-      const auto kids = t_.egraph.children(n);
-      for (size_t i = kids.size(); i-- > 0;) {
-        const eg::Id k = t_.egraph.find(kids[i]);
-        if (emitted_[k] == kNone) stack.emplace_back(k, false);
-      }
+    } catch (...) {
+      for (eg::Id c : opened) open_[c] = 0;
+      throw;
     }
     return emitted_[root];
   }
@@ -231,6 +256,7 @@ class GraphWriter {
   const extract::Extraction& x_;
   Graph out_;
   std::vector<NodeId> emitted_;        // by class id
+  std::vector<char> open_;             // by class id: its children are being written
   std::vector<int64_t> original_of_;   // by output node: the source node it copies, or -1
   std::vector<bool> contiguous_;       // by output node: its runtime layout is known contiguous
   std::unordered_set<std::string> taken_;

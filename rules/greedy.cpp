@@ -1,5 +1,6 @@
 #include "rules/greedy.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -65,6 +66,8 @@ class TermGraph {
     size_t rewrites = 0;
     count_users();
     const std::vector<Id> order = topological_order();
+    position_.clear();
+    for (size_t i = 0; i < order.size(); ++i) position_[order[i]] = i;
     for (size_t i = order.size(); i-- > 0;) {
       const Id c = order[i];
       const std::string& op = t_.lang.op_name(g_.op(node_of(c)));
@@ -75,7 +78,6 @@ class TermGraph {
         ++by_rule[fired->name()];
         for (Id n = before; n < g_.num_nodes(); ++n)
           if (!key_.count(g_.find(n))) key_[g_.find(n)] = {key_.at(c).first, next_seq_++};
-        count_users();
       }
     }
     compact();
@@ -181,26 +183,82 @@ class TermGraph {
   }
 
   // Users per class in the live term graph (distinct user nodes, as fx's
-  // node.users), and which classes are live (reached from the outputs).
+  // node.users: the live classes reading it, and the output node once), and
+  // which classes are live (reached from the outputs). Counted in full at
+  // the start of a sweep; a rewrite then updates them where it changed the
+  // graph (replace()), so a sweep stays linear in the graph's size.
   void count_users() {
-    users_.clear();
+    parents_.clear();
     live_.clear();
+    outputs_.clear();
     std::vector<Id> stack;
-    // The output node is a user too (once, however often it lists a value).
     for (const auto& o : t_.outputs())
-      if (o && live_.insert(resolve(*o)).second) {
-        stack.push_back(resolve(*o));
-        ++users_[resolve(*o)];
+      if (o) {
+        outputs_.insert(resolve(*o));
+        if (live_.insert(resolve(*o)).second) stack.push_back(resolve(*o));
       }
     while (!stack.empty()) {
       const Id c = stack.back();
       stack.pop_back();
-      std::unordered_set<Id> kids;
-      for (Id k : children_of(c)) kids.insert(k);
-      for (Id k : kids) {
-        ++users_[k];
+      for (Id k : distinct_children(c)) {
+        parents_[k].insert(c);
         if (live_.insert(k).second) stack.push_back(k);
       }
+    }
+  }
+  size_t users(Id c) const {
+    auto it = parents_.find(c);
+    return (it == parents_.end() ? 0 : it->second.size()) + outputs_.count(c);
+  }
+  std::vector<Id> distinct_children(Id c) const {
+    std::vector<Id> kids = children_of(c);
+    std::sort(kids.begin(), kids.end());
+    kids.erase(std::unique(kids.begin(), kids.end()), kids.end());
+    return kids;
+  }
+
+  // Records that class c now stands for class r, and updates liveness and
+  // users: c's users read r; r (and what it was built from) becomes live
+  // first, so a class c and r share stays live; then c and whatever only c
+  // read die.
+  void replace(Id c, Id r) {
+    const std::vector<Id> old_kids = distinct_children(c);
+    const std::unordered_set<Id> readers = parents_.count(c) ? parents_.at(c) : std::unordered_set<Id>{};
+    const bool output = outputs_.count(c) > 0;
+    replaced_[c] = r;
+    for (Id p : readers) parents_[r].insert(p);
+    if (output) outputs_.insert(r);
+    make_live(r);
+    parents_.erase(c);
+    outputs_.erase(c);
+    live_.erase(c);
+    for (Id k : old_kids) release(k, c);
+  }
+  void make_live(Id c) {
+    if (!live_.insert(c).second) return;
+    std::vector<Id> stack{c};
+    while (!stack.empty()) {
+      const Id x = stack.back();
+      stack.pop_back();
+      for (Id k : distinct_children(x)) {
+        parents_[k].insert(x);
+        if (live_.insert(k).second) stack.push_back(k);
+      }
+    }
+  }
+  // Class k loses reader `p`; with no reader left it dies, and so on down.
+  void release(Id k, Id p) {
+    std::vector<std::pair<Id, Id>> stack{{k, p}};
+    while (!stack.empty()) {
+      const auto [x, reader] = stack.back();
+      stack.pop_back();
+      auto it = parents_.find(x);
+      if (it == parents_.end() || !it->second.erase(reader) || !it->second.empty() || outputs_.count(x) ||
+          !live_.count(x))
+        continue;
+      parents_.erase(it);
+      live_.erase(x);
+      for (Id kid : distinct_children(x)) stack.push_back({kid, x});
     }
   }
 
@@ -227,7 +285,12 @@ class TermGraph {
     return true;
   }
 
+  // Whether `target` is below `from`. Classes placed before target in the
+  // sweep's topological order cannot reach it (what a class reads comes
+  // earlier), so the search stops there: it walks the rewrite's new nodes,
+  // not the whole graph below them.
   bool reaches(Id from, Id target) const {
+    const auto tp = position_.find(target);
     std::vector<Id> stack{from};
     std::unordered_set<Id> seen;
     while (!stack.empty()) {
@@ -235,6 +298,10 @@ class TermGraph {
       stack.pop_back();
       if (c == target) return true;
       if (!seen.insert(c).second) continue;
+      if (tp != position_.end()) {
+        const auto cp = position_.find(c);
+        if (cp != position_.end() && cp->second < tp->second) continue;
+      }
       for (Id k : children_of(c)) stack.push_back(k);
     }
     return false;
@@ -251,14 +318,19 @@ class TermGraph {
         if (m.roots[i] != kNoId && g_.find(m.roots[i]) != c) continue;
         if (!intermediates(rule.searcher().front(), c, parents)) continue;
         bool users_ok = true;
-        for (const auto& [k, ps] : parents) users_ok &= users_.count(k) && users_.at(k) == ps.size();
+        for (const auto& [k, ps] : parents) users_ok &= live_.count(k) && users(k) == ps.size();
         if (!users_ok) continue;
+        const size_t classes = g_.num_classes(), ids = g_.num_nodes();
         const Id rhs = rule.build(g_, m, i);
         g_.rebuild();
+        // A builder that merged existing classes changed ids the user counts
+        // are keyed by: count again (rare).
+        const bool merged = g_.num_classes() != classes + (g_.num_nodes() - ids);
+        if (merged) count_users();
         if (rhs == kNoId) continue;
         const Id r = resolve(rhs);
         if (r == g_.find(c) || reaches(r, g_.find(c))) continue;  // no change, or a cycle
-        replaced_[g_.find(c)] = r;
+        replace(g_.find(c), r);
         return &rule;
       }
     }
@@ -270,8 +342,10 @@ class TermGraph {
   std::unordered_map<Id, Id> replaced_;
   std::unordered_map<Id, std::pair<int64_t, int64_t>> key_;  // sweep order: (position, creation)
   int64_t next_seq_ = 0;
-  std::unordered_map<Id, size_t> users_;
+  std::unordered_map<Id, std::unordered_set<Id>> parents_;  // live readers of each class
+  std::unordered_set<Id> outputs_;                          // classes the output node reads
   std::unordered_set<Id> live_;
+  std::unordered_map<Id, size_t> position_;  // the sweep's topological order
 };
 
 // A graph's text with its nodes named by position: two rounds that leave the

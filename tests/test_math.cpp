@@ -118,7 +118,9 @@ TEST_CASE("assoc_mul_saturates", "[math]") {
 
 TEST_CASE("the backoff scheduler bans explosive rules and unbans them before stopping", "[math][runner]") {
   MathRun r;
-  auto backoff = std::make_unique<eg::BackoffScheduler>(/*match_limit=*/8, /*ban_length=*/2);
+  // A fixed limit (egg's: no share per node), so that a rule matching every
+  // class counts as explosive here.
+  auto backoff = std::make_unique<eg::BackoffScheduler>(/*match_limit=*/8, /*ban_length=*/2, /*matches_per_node=*/0.0);
   eg::BackoffScheduler* sched = backoff.get();
   r.runner.with_scheduler(std::move(backoff)).with_iter_limit(12).with_node_limit(50000);
   const auto rules = math::rules(r.lang, r.fold);

@@ -8,6 +8,7 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "ir/graph_builder.h"
 #include "ir/graph_io.h"
 #include "ir/graph_stats.h"
 #include "ir/shape_check.h"
@@ -134,4 +135,39 @@ TEST_CASE("models outside the corpus: attention fused, fewer layout ops than Ind
     CHECK(greedy.sdpa_ops < r.sdpa_out);
     CHECK(r.layout_ops_out < greedy.layout_ops);
   }
+}
+
+namespace {
+
+// n independent copies of a chain of views and permutes that the layout
+// rules collapse: x [4, 6] -> view [24] -> view [6, 4] -> permute -> permute
+// -> view [2, 12].
+sator::Graph layout_chains(size_t n) {
+  sator::GraphBuilder b("chains");
+  std::vector<sator::NodeId> outs;
+  using B = sator::GraphBuilder;
+  for (size_t i = 0; i < n; ++i) {
+    const auto x = b.input({4, 6});
+    const auto v1 = b.op("aten.view.default", {B::ref(x), B::ints({24})});
+    const auto v2 = b.op("aten.view.default", {B::ref(v1), B::ints({6, 4})});
+    const auto p1 = b.op("aten.permute.default", {B::ref(v2), B::ints({1, 0})});
+    const auto p2 = b.op("aten.permute.default", {B::ref(p1), B::ints({1, 0})});
+    outs.push_back(b.op("aten.view.default", {B::ref(p2), B::ints({2, 12})}));
+  }
+  return b.finish(outs);
+}
+
+}  // namespace
+
+TEST_CASE("saturation needs as many iterations for 3,000 copies of a graph as for one", "[optimize][runner]") {
+  // The backoff scheduler's limit grows with the e-graph: with egg's fixed
+  // 1,000 matches the copies' ordinary rules were banned as explosive and
+  // the run needed more iterations the larger the graph (GPT-2's training
+  // graph: 5 iterations alone, 30 and unsaturated for 60 copies).
+  const rules::OptimizeResult one = rules::optimize(layout_chains(1), {});
+  const rules::OptimizeResult many = rules::optimize(layout_chains(3000), {});
+  CHECK(one.stop == eg::StopReason::Saturated);
+  CHECK(many.stop == eg::StopReason::Saturated);
+  CHECK(many.iterations == one.iterations);
+  CHECK(many.layout_ops_out == 3000 * one.layout_ops_out);
 }
