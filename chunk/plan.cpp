@@ -73,8 +73,10 @@ ChunkPlan plan_chunking(const Graph& g, const ChunkOptions& o) {
   const Evaluated base = evaluate(g, *o.device);
   plan.peak_before = plan.peak_after = base.peak;
   plan.seconds_before = plan.seconds_after = base.seconds;
-  plan.peak_node_before = plan.peak_node_after = g.nodes[estimate_peak_memory(g).peak_node].name;
-  const std::vector<Amplifier> amps = find_amplifiers(g, o);
+  const NodeId peak_node = estimate_peak_memory(g).peak_node;
+  plan.peak_node_before = plan.peak_node_after = g.nodes[peak_node].name;
+  std::vector<Amplifier> amps = find_amplifiers(g, o);
+  if (amps.size() > o.max_amplifiers) amps.resize(o.max_amplifiers);
   if (amps.empty()) {
     plan.why_not = "no amplifier: no matmul's result is 2x its inputs and 64 MiB or more";
     return plan;
@@ -93,6 +95,16 @@ ChunkPlan plan_chunking(const Graph& g, const ChunkOptions& o) {
       auto region = grow_region(g, prover, a.node, static_cast<int64_t>(dim), a.bytes / 4, &why_here);
       if (!region) {
         why = g.nodes[a.node].name + " dim " + std::to_string(dim) + ": " + why_here;
+        continue;
+      }
+      // Chunking changes what is alive only from the region's first node to
+      // its last: a peak outside that span cannot go down, so the region is
+      // not worth writing out (with N stacked copies of a model, only the
+      // copy holding the peak is).
+      const auto [lo, hi] = std::minmax_element(region->nodes.begin(), region->nodes.end());
+      if (region->nodes.empty() || peak_node < *lo || peak_node > *hi) {
+        why = g.nodes[a.node].name + " dim " + std::to_string(dim) + ": the peak (" + g.nodes[peak_node].name +
+              ") is outside its region";
         continue;
       }
       try {

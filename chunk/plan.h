@@ -20,6 +20,12 @@ struct ChunkOptions {
   std::optional<double> memory_budget;  // bytes; the fewest chunks that meet it
   double min_amplification = 2.0;       // result bytes / input bytes
   double min_result_bytes = 64.0 * 1024 * 1024;
+  // The largest amplifiers (by result bytes) the planner tries a region
+  // around. Each try writes the chunked graph and estimates its peak, both
+  // linear in the graph, so trying every amplifier of a graph with N layers
+  // or N stacked models grew as N² (4 copies of GPT-2's training graph: 16 s);
+  // the peak is set by the largest results, which come first.
+  size_t max_amplifiers = 8;
   const extract::Device* device = nullptr;  // the cost model's device (required)
 };
 

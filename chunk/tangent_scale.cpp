@@ -157,17 +157,24 @@ TangentScaling scale_by_tangent(const Graph& g, NodeId chunked) {
   r.graph = g;
   const Node& c = g.nodes.at(chunked);
   const ChunkedSpec spec = read_chunked_spec(c);
-  // The tangents the node depends on, directly or through other nodes.
-  std::vector<bool> reaches(g.nodes.size(), false);
+  // The tangents the node's inputs depend on, directly or through other
+  // nodes: the tangent placeholders among their ancestors (one walk up;
+  // a degree is nonzero exactly where a value depends on the tangent).
   std::vector<NodeId> tangents;
-  for (NodeId id = 0; id < chunked; ++id) {
-    const Node& n = g.nodes[id];
-    if (n.op == "placeholder" && n.role == Role::Tangent) {
-      std::vector<int8_t> seed(g.nodes.size(), 0);
-      seed[id] = 1;
-      const auto deg = tangent_degrees(g, seed);
-      if (std::any_of(spec.inputs.begin(), spec.inputs.end(), [&](NodeId in) { return deg[in] != 0; })) tangents.push_back(id);
+  {
+    std::vector<bool> seen(g.nodes.size(), false);
+    std::vector<NodeId> stack(spec.inputs.begin(), spec.inputs.end());
+    while (!stack.empty()) {
+      const NodeId id = stack.back();
+      stack.pop_back();
+      if (id >= g.nodes.size() || seen[id]) continue;
+      seen[id] = true;
+      const Node& n = g.nodes[id];
+      if (n.op == "placeholder" && n.role == Role::Tangent) tangents.push_back(id);
+      for (const Value& v : n.args) v.for_each_node([&](NodeId a) { stack.push_back(a); });
+      for (const auto& kv : n.kwargs) kv.second.for_each_node([&](NodeId a) { stack.push_back(a); });
     }
+    std::sort(tangents.begin(), tangents.end());
   }
   if (tangents.empty()) return r;
   if (tangents.size() > 1) {
