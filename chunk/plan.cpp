@@ -70,10 +70,12 @@ ChunkPlan plan_chunking(const Graph& g, const ChunkOptions& o) {
   if (!o.device) throw std::invalid_argument("plan_chunking needs a device for its cost model");
   ChunkPlan plan;
   plan.graph = g;
-  const Evaluated base = evaluate(g, *o.device);
+  const PeakMemory base_peak = estimate_peak_memory(g);
+  const Evaluated base{Graph{}, base_peak.peak_bytes,
+                       extract::total_eager_seconds(extract::graph_costs(g, *o.device), *o.device)};
   plan.peak_before = plan.peak_after = base.peak;
   plan.seconds_before = plan.seconds_after = base.seconds;
-  const NodeId peak_node = estimate_peak_memory(g).peak_node;
+  const NodeId peak_node = base_peak.peak_node;
   plan.peak_node_before = plan.peak_node_after = g.nodes[peak_node].name;
   std::vector<Amplifier> amps = find_amplifiers(g, o);
   if (amps.size() > o.max_amplifiers) amps.resize(o.max_amplifiers);
@@ -88,9 +90,14 @@ ChunkPlan plan_chunking(const Graph& g, const ChunkOptions& o) {
   std::optional<Region> best;
   double best_peak = base.peak;
   std::string why, refused;
+  const auto past_deadline = [&] {
+    if (!o.deadline || std::chrono::steady_clock::now() < *o.deadline) return false;
+    plan.time_limited = true;
+    return true;
+  };
   for (const Amplifier& a : amps) {
     const size_t rank = g.nodes[a.node].tensor.shape.size();
-    for (size_t dim = 0; dim < rank; ++dim) {
+    for (size_t dim = 0; dim < rank && !past_deadline(); ++dim) {
       std::string why_here;
       auto region = grow_region(g, prover, a.node, static_cast<int64_t>(dim), a.bytes / 4, &why_here);
       if (!region) {
@@ -124,8 +131,10 @@ ChunkPlan plan_chunking(const Graph& g, const ChunkOptions& o) {
   }
   if (!refused.empty()) why = refused;
   if (!best) {
-    plan.why_not = "no region lowers the estimated peak, reached at " + plan.peak_node_before +
-                   (why.empty() ? " (outside every region found)" : " (last refusal: " + why + ")");
+    plan.why_not = plan.time_limited
+                       ? "the time limit was reached before a region that lowers the peak was found"
+                       : "no region lowers the estimated peak, reached at " + plan.peak_node_before +
+                             (why.empty() ? " (outside every region found)" : " (last refusal: " + why + ")");
     return plan;
   }
   const int64_t rows_hint = std::max<int64_t>(hint_value(g, best->rows), 1);
@@ -155,9 +164,9 @@ ChunkPlan plan_chunking(const Graph& g, const ChunkOptions& o) {
     chosen_count = std::min(*o.chunks, rows_hint);
   } else {
     // Double while a doubling saves a larger fraction of the peak than it
-    // adds of the time.
+    // adds of the time (and while time is left: the best so far is kept).
     Evaluated previous = base;
-    for (int64_t c = 2; c <= rows_hint; c *= 2) {
+    for (int64_t c = 2; c <= rows_hint && !(chosen && past_deadline()); c *= 2) {
       Evaluated e = trial(c);
       const double saved = (previous.peak - e.peak) / base.peak;
       const double cost = (e.seconds - previous.seconds) / base.seconds;

@@ -6,6 +6,7 @@
 // larger than its time cost (a fraction of the unchunked time).
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ struct ChunkOptions {
   // the peak is set by the largest results, which come first.
   size_t max_amplifiers = 8;
   const extract::Device* device = nullptr;  // the cost model's device (required)
+  // Planning stops trying regions and chunk counts here and keeps the best
+  // found so far (none: the graph stays as it is); plan.time_limited says so.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 struct ChunkTrial {
@@ -51,6 +55,7 @@ struct ChunkPlan {
   double peak_before = 0, peak_after = 0;
   std::string peak_node_before, peak_node_after;  // where each peak is reached
   double seconds_before = 0, seconds_after = 0;
+  bool time_limited = false;  // the deadline cut the planning short
   std::vector<ChunkTrial> trials;  // chunk counts tried for the chosen region
   Graph graph;                     // the chunked graph (the input when not chunked)
 };

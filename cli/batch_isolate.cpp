@@ -150,6 +150,9 @@ int run_batch_one(const std::string& graph, const std::string& name, const std::
   signal(SIGINT, SIG_IGN);
   // A crash on demand, for the isolation test (tests/batch_isolation_test.sh).
   if (const char* crash = std::getenv("SATOR_TEST_CRASH_ON"); crash && name == crash) std::abort();
+  // A hang on demand (until the parent's timeout or interrupt kills it).
+  if (const char* hang = std::getenv("SATOR_TEST_HANG_ON"); hang && name == hang)
+    for (;;) pause();
   if (memory_bytes > 0) {
     const rlimit lim{static_cast<rlim_t>(memory_bytes), static_cast<rlim_t>(memory_bytes)};
     setrlimit(RLIMIT_AS, &lim);

@@ -107,6 +107,7 @@ nlohmann::ordered_json chunk_plan_json(const chunk::ChunkPlan& p) {
   nlohmann::ordered_json j;
   j["chunked"] = p.chunked;
   if (!p.chunked) j["why_not"] = p.why_not;
+  j["time_limited"] = p.time_limited;
   j["amplifier"] = p.amplifier;
   j["amplifier_op"] = p.amplifier_op;
   j["amplification"] = p.amplification;

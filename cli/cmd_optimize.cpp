@@ -1,5 +1,6 @@
 // `sator optimize GRAPH.json [-o OUT.json] [--report R.json] [limits] ...`:
 // saturate with the rules, extract, write the optimized graph and a report.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -25,7 +26,8 @@ namespace {
 
 struct OptimizeCliOptions {
   std::string path, out, report;
-  size_t iter_limit = 30, node_limit = 200000;
+  size_t iter_limit = 30;
+  std::optional<size_t> node_limit;  // default: rules::default_node_limit(input)
   double time_limit = 10.0, ilp_time_limit = 60.0;
   std::string extractor = "dag", cost = "roofline", device = "h200", chunk = "off";
   std::string memory_budget;
@@ -43,7 +45,7 @@ void refuse_unavailable(const OptimizeCliOptions& o) {
   if (!(o.ilp_time_limit > 0)) refuse("--ilp-time-limit must be a positive number of seconds");
   if (!o.memory_budget.empty() && o.chunk == "off") refuse("--memory-budget needs --chunk auto");
   if (o.iter_limit == 0) refuse("--iter-limit must be at least 1");
-  if (o.node_limit == 0) refuse("--node-limit must be at least 1");
+  if (o.node_limit && *o.node_limit == 0) refuse("--node-limit must be at least 1");
   if (!(o.time_limit > 0)) refuse("--time-limit must be a positive number of seconds");
   try {
     output_target(o.target);
@@ -58,13 +60,21 @@ void run_optimize(const OptimizeCliOptions& o) {
   std::optional<chunk::ChunkOptions> chunking;
   if (o.chunk != "off") chunking = read_chunk_options(o.path, o.chunk, o.memory_budget, o.device);
   const auto start = std::chrono::steady_clock::now();
+  // --time-limit covers the run: saturation, extraction and chunk planning
+  // each stop at it with their best result so far (writing, which must
+  // finish for there to be an output, is linear in the graph).
+  if (chunking)
+    chunking->deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                     std::chrono::duration<double>(o.time_limit));
   Graph input = load_graph(o.path);
   const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
   rules::OptimizeOptions opts;
   opts.iter_limit = o.iter_limit;
-  opts.node_limit = o.node_limit;
-  opts.time_limit_s = o.time_limit;
+  opts.node_limit = o.node_limit.value_or(0);  // 0: rules::default_node_limit
+  // What is left of the limit after loading.
+  opts.time_limit_s = std::max(
+      1e-3, o.time_limit - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   opts.fuse_dropout = o.fuse_dropout;
   opts.training_attention = !o.no_training_attention;
   opts.training_attention_bias = !o.no_training_attention_bias;
@@ -81,6 +91,7 @@ void run_optimize(const OptimizeCliOptions& o) {
   if (chunking) {
     const auto tc = std::chrono::steady_clock::now();
     plan = plan_or_refuse(o.path, r.output, *chunking);
+    if (plan->time_limited) r.limited.push_back("chunk planning");
     r.output = plan->graph;
     r.nodes_out = r.output.nodes.size();
     rules::check_output_target(r.output, input, o.target);
@@ -104,6 +115,7 @@ void run_optimize(const OptimizeCliOptions& o) {
   c.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   c.verify = verified ? &*verified : nullptr;
   c.chunk_ms = chunk_ms;
+  c.time_limit_s = o.time_limit;
   if (!o.report.empty()) {
     nlohmann::ordered_json j = run_report(input, r, c);
     j["target"] = o.target;
@@ -129,9 +141,12 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--report", opt.report, "write a JSON report here");
   cmd->add_option("--iter-limit", opt.iter_limit, "saturation iterations (default 30)")
       ->check(non_negative_count());
-  cmd->add_option("--node-limit", opt.node_limit, "e-graph size limit (default 200000)")
+  cmd->add_option("--node-limit", opt.node_limit,
+                  "e-graph size limit (default 200000 or 20 per input node, whichever is larger)")
       ->check(non_negative_count());
-  cmd->add_option("--time-limit", opt.time_limit, "saturation time limit in seconds (default 10)");
+  cmd->add_option("--time-limit", opt.time_limit,
+                  "seconds for the run: saturation, extraction and chunk planning stop at it with their best so far "
+                  "(default 10)");
   cmd->add_option("--extractor", opt.extractor, "tree, dag (default) or ilp");
   cmd->add_option("--ilp-time-limit", opt.ilp_time_limit, "seconds for the ilp extractor (default 60)");
   cmd->add_option("--cost", opt.cost, "roofline (default; docs/cost-model.md) or nodes");

@@ -58,6 +58,8 @@ nlohmann::ordered_json run_report(const Graph& input, const rules::OptimizeResul
                    {"classes", r.egraph_classes},
                    {"iterations", r.iterations},
                    {"stop_reason", eg::stop_reason_name(r.stop)}};
+  if (!c.greedy && c.time_limit_s > 0)
+    j["time_limit"] = {{"seconds", c.time_limit_s}, {"reached_in", r.limited}};
   j["z3"] = {{"queries", r.z3_queries}, {"cache_hits", r.z3_cache_hits}, {"solver_calls", r.z3_calls}};
   if (c.greedy)
     j["time_ms"] = {{"load", c.load_ms}, {"rewrite", r.saturate_ms}, {"write", c.write_ms}, {"total", c.total_ms}};
@@ -108,6 +110,12 @@ void print_run(const Graph& input, const rules::OptimizeResult& r, const RunCont
                 static_cast<unsigned long long>(r.z3_queries), static_cast<unsigned long long>(r.z3_calls));
     std::printf("time: load %.1f ms, saturate %.1f ms, extract %.1f ms, write %.1f ms, total %.1f ms\n", c.load_ms,
                 r.saturate_ms, r.extract_ms, c.write_ms, c.total_ms);
+    if (!r.limited.empty()) {
+      std::string phases;
+      for (const std::string& p : r.limited) phases += (phases.empty() ? "" : ", ") + p;
+      std::printf("time limit (%g s) reached in: %s; each phase kept its best result so far\n", c.time_limit_s,
+                  phases.c_str());
+    }
   }
 }
 

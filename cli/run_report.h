@@ -18,6 +18,7 @@ struct RunContext {
   std::string extractor;  // saturation: tree, dag or ilp
   std::string cost = "roofline", device = "h200";
   double load_ms = 0, write_ms = 0, total_ms = 0, chunk_ms = 0;
+  double time_limit_s = 0;  // saturation: --time-limit (0: none reported)
   const rules::GreedyResult* greedy = nullptr;  // greedy's own counters
   const interp::VerifyResult* verify = nullptr;
 };

@@ -1,5 +1,6 @@
 #include "rules/layout_rules.h"
 
+#include <algorithm>
 #include <numeric>
 
 namespace sator::rules {
@@ -198,8 +199,9 @@ std::vector<eg::Rewrite> layout_rules(TensorEGraph& t) {
     std::vector<int64_t> q;
     for (int64_t d : p)
       if (from_mid[static_cast<size_t>(d)] >= 0) q.push_back(from_mid[static_cast<size_t>(d)]);
+    const std::vector<SymExpr> out_shape = *out;  // copied: the permute may move the analysis' storage
     const Id permuted = is_identity(q) ? s[0] : ctx->permute(g, s[0], q);
-    return ctx->view(g, permuted, *out);
+    return ctx->view(g, permuted, out_shape);
   });
   // Layout ops move outward through elementwise ops of one tensor, so that
   // they meet (and cancel or merge with) the layout ops on the other side.
@@ -211,23 +213,37 @@ std::vector<eg::Rewrite> layout_rules(TensorEGraph& t) {
     const bool is_view = layout[5] == 'v';
     rule(is_view ? "view-through-pointwise" : "permute-through-pointwise",
          (std::string("(") + layout + " ?y)").c_str(), [ctx, is_view](eg::EGraph& g, Id eclass, Subst s) {
-           const auto* out = ctx->shape(eclass);
+           const auto* out_found = ctx->shape(eclass);
            const auto* mid = ctx->shape(s[0]);
-           if (!out || !mid) return kNoId;
+           if (!out_found || !mid) return kNoId;
+           // Copied: the nodes added below may move the analysis' storage.
+           const std::vector<SymExpr> out_shape = *out_found;
+           const std::vector<SymExpr>* out = &out_shape;
+           const size_t mid_rank = mid->size();
            std::vector<int64_t> dims;
-           if (!is_view) dims = ctx->dims_of(g, s.root, mid->size());
-           // Elementwise nodes of one tensor in the class of y (collected first).
-           std::vector<std::pair<Id, Id>> found;  // (node, its input)
+           if (!is_view) dims = ctx->dims_of(g, s.root, mid_rank);
+           // Elementwise nodes of one tensor in the class of y (collected
+           // first). The operator index says first whether y holds any: a
+           // class merged from thousands of views (a deep view chain) would
+           // otherwise be scanned for every view of it, quadratically. (The
+           // index is as of the last rebuild: a node merged in since is seen
+           // next iteration.)
+           std::vector<eg::OpId> ops;
            for (const char* op : kElementwise) {
              const auto id = ctx->t.lang.find_op(op);
              if (!id) continue;
-             for (Id n : g.class_nodes(s[0]))
-               if (g.op(n) == *id && g.children(n).size() == 1) found.emplace_back(n, g.find(g.children(n)[0]));
+             const auto with = g.classes_with_op(*id);
+             if (std::binary_search(with.begin(), with.end(), g.find(s[0]))) ops.push_back(*id);
            }
+           std::vector<std::pair<Id, Id>> found;  // (node, its input)
+           if (!ops.empty())
+             for (Id n : g.class_nodes(s[0]))
+               if (std::find(ops.begin(), ops.end(), g.op(n)) != ops.end() && g.children(n).size() == 1)
+                 found.emplace_back(n, g.find(g.children(n)[0]));
            Id result = kNoId;
            for (const auto& [n, x] : found) {
              const auto* in = ctx->shape(x);
-             if (!in || in->size() != mid->size()) continue;  // elementwise ops here keep the shape
+             if (!in || in->size() != mid_rank) continue;  // elementwise ops here keep the shape
              const Id moved = is_view ? ctx->view(g, x, *out) : ctx->permute(g, x, dims);
              const Id kids[1] = {moved};
              const Id f = g.add(g.op(n), g.attr(n), kids);
@@ -272,7 +288,9 @@ std::vector<eg::Rewrite> layout_rules(TensorEGraph& t) {
     std::vector<int64_t> p;
     for (size_t i = 0; i < k; ++i) p.push_back(static_cast<int64_t>(i));
     for (size_t i = 1; i < q.size(); ++i) p.push_back(q[i] + static_cast<int64_t>(k) - 1);
-    return ctx->view(g, ctx->permute(g, s[0], p), *out);
+    const std::vector<SymExpr> out_shape = *out;  // copied: the permute may move the analysis' storage
+    const Id permuted = ctx->permute(g, s[0], p);
+    return ctx->view(g, permuted, out_shape);
   });
   return rs;
 }

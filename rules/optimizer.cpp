@@ -1,5 +1,6 @@
 #include "rules/optimizer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <unordered_set>
@@ -71,6 +72,8 @@ void check_output_target(const Graph& g, const Graph& input, const std::string& 
                            " refuses (" + v->why + ")");
 }
 
+size_t default_node_limit(const Graph& input) { return std::max<size_t>(200000, 20 * input.nodes.size()); }
+
 OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
   const OutputTarget& target = output_target(options.target);
   OptimizeResult r;
@@ -100,8 +103,12 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
     for (eg::Rewrite& r : key_gradient_rules(t)) rules.push_back(std::move(r));
   }
   eg::Runner runner;
-  runner.with_iter_limit(options.iter_limit).with_node_limit(options.node_limit).with_time_limit(options.time_limit_s);
+  runner.with_iter_limit(options.iter_limit)
+      .with_node_limit(options.node_limit ? options.node_limit : default_node_limit(input))
+      .with_time_limit(options.time_limit_s);
+  const auto run_start = std::chrono::steady_clock::now();
   r.stop = runner.run(t.egraph, rules);
+  if (r.stop == eg::StopReason::TimeLimit) r.limited.push_back("saturation");
   r.per_iteration = runner.iterations();
   r.iterations = runner.iterations().size();
   r.egraph_nodes = t.egraph.total_class_nodes();
@@ -150,14 +157,26 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
   for (const auto& o : t.outputs())
     if (o) roots.push_back(*o);
   const extract::EGraphProblem ep = extract::problem_from_egraph(t.egraph, roots, node_cost);
+  const double left = std::max(
+      0.0, options.time_limit_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count());
   extract::Solution sol;
   if (options.extractor == "tree") {
     sol = extract::extract_tree(ep.problem);
   } else if (options.extractor == "dag") {
-    sol = extract::extract_dag(ep.problem);
+    // The local search takes at most what the time limit leaves.
+    extract::DagOptions dopt;
+    if (left < dopt.improve_seconds) {
+      dopt.improve_seconds = left;
+      r.limited.push_back("extraction");
+    }
+    sol = extract::extract_dag(ep.problem, dopt);
   } else if (options.extractor == "ilp") {
     extract::IlpOptions io;
     io.time_limit_s = options.ilp_time_limit_s;
+    if (left < io.time_limit_s) {
+      io.time_limit_s = std::max(left, 0.01);  // CBC needs a positive limit; the tree start is kept
+      r.limited.push_back("extraction");
+    }
     sol = extract::extract_ilp(ep.problem, io);
   } else {
     throw std::invalid_argument("unknown extractor '" + options.extractor + "' (tree, dag or ilp)");

@@ -3,15 +3,24 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "egraph/runner.h"
 #include "ir/graph.h"
 
 namespace sator::rules {
 
+// The e-graph size limit for a graph: 200,000 nodes, or 20 per input node
+// for larger graphs. A fixed limit stopped a 100,000-deep view chain (which
+// saturates at 17 nodes) after 3 iterations, and would stop 70 stacked
+// copies of GPT-2's training graph unsaturated.
+size_t default_node_limit(const Graph& input);
+
 struct OptimizeOptions {
   size_t iter_limit = 30;
-  size_t node_limit = 200000;
+  size_t node_limit = 0;  // 0: default_node_limit(input)
+  // The whole run's time: saturation stops at it, extraction's local search
+  // (or the ILP) gets what is left of it; `limited` says which phases it cut.
   double time_limit_s = 10.0;
   bool fuse_dropout = false;  // attention with explicit dropout -> SDPA's own (changes random draws)
   bool training_attention = true;  // joint graphs: attention forward and backward fused together
@@ -42,6 +51,9 @@ struct OptimizeResult {
   uint64_t z3_queries = 0, z3_cache_hits = 0, z3_calls = 0;
   double saturate_ms = 0, extract_ms = 0, write_ms = 0;
   std::vector<eg::Iteration> per_iteration;
+  // Phases the time limit cut short ("saturation", "extraction"; the CLI
+  // adds "chunk planning"): each still finished with a valid result.
+  std::vector<std::string> limited;
 };
 
 // A graph's cost under `cost`: "nodes" (compute nodes) or "roofline" (the
