@@ -131,6 +131,18 @@ assert rc == -signal.SIGINT, f"exit {rc}"
 assert not os.path.exists(tmp + "/views.out.json"), "an interrupted optimize wrote its output"
 PY
 
+# --time-limit covers the run: on the 300,000-long view chain above, a
+# 1-second limit stops saturation (and extraction's search) with a valid
+# output, exit 0, and the report names the phases it cut.
+expect 0 "" "$sator" optimize "$tmp/views.json" --time-limit 1 -o "$tmp/views.tl.json" --report "$tmp/views.tl.report.json"
+[ -s "$tmp/views.tl.json" ] || fail "a run stopped by --time-limit wrote no output"
+"$python" - "$tmp/views.tl.report.json" <<'PY' || fail "the report does not say where the time limit was reached"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert "saturation" in r["time_limit"]["reached_in"], r.get("time_limit")
+assert r["egraph"]["stop_reason"] == "time limit", r["egraph"]
+PY
+
 # A graph 200,000 nodes deep optimizes without a crash (the writer is iterative,
 # the dag extractor's greedy pass stays within its memory budget).
 "$python" - "$tmp/deep.json" <<'PY'
