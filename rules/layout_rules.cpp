@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <unordered_map>
 
 namespace sator::rules {
 
@@ -41,8 +42,41 @@ const std::vector<RuleInfo>& layout_rule_info() {
 
 namespace {
 
+// Layout ops move outward through these elementwise ops of one tensor, so
+// that they meet (and cancel or merge with) the layout ops on the other side.
+const char* const kElementwise[] = {
+    "prims.convert_element_type.default", "aten.mul.Tensor", "aten.div.Tensor", "aten.add.Tensor",
+    "aten.sub.Tensor", "aten.neg.default", "aten.exp.default", "aten.tanh.default", "aten.relu.default",
+    "aten.erf.default", "aten.rsqrt.default", "aten.pow.Tensor_Scalar", "aten.mul.Scalar", "aten.div.Scalar"};
+
 struct Ctx {
+  explicit Ctx(TensorEGraph& graph) : t(graph) {}
   TensorEGraph& t;
+
+  // The elementwise nodes of one tensor in a class, as (node, its input),
+  // remembered until the next rebuild: every view of a class asks, and a
+  // class merged from thousands of views (a deep view chain) was scanned
+  // once per view, quadratically. (A node merged into the class after the
+  // scan is seen after the rebuild, in the next iteration.)
+  uint64_t elementwise_epoch = ~uint64_t{0};
+  std::unordered_map<Id, std::vector<std::pair<Id, Id>>> elementwise_cache;
+  const std::vector<std::pair<Id, Id>>& elementwise_of(const eg::EGraph& g, Id cls) {
+    if (elementwise_epoch != g.stats().rebuilds) {
+      elementwise_cache.clear();
+      elementwise_epoch = g.stats().rebuilds;
+    }
+    cls = g.find(cls);
+    auto it = elementwise_cache.find(cls);
+    if (it != elementwise_cache.end()) return it->second;
+    std::vector<eg::OpId> ops;
+    for (const char* op : kElementwise)
+      if (const auto id = t.lang.find_op(op)) ops.push_back(*id);
+    std::vector<std::pair<Id, Id>> found;
+    for (Id n : g.class_nodes(cls))
+      if (std::find(ops.begin(), ops.end(), g.op(n)) != ops.end() && g.children(n).size() == 1)
+        found.emplace_back(n, g.find(g.children(n)[0]));
+    return elementwise_cache.emplace(cls, std::move(found)).first->second;
+  }
 
   const std::vector<SymExpr>* shape(Id cls) const { return t.analysis.shape(t.egraph, cls); }
   bool same_shape(Id a, Id b) const {
@@ -84,7 +118,7 @@ bool is_identity(const std::vector<int64_t>& dims) {
 }  // namespace
 
 std::vector<eg::Rewrite> layout_rules(TensorEGraph& t) {
-  auto ctx = std::make_shared<Ctx>(Ctx{t});
+  auto ctx = std::make_shared<Ctx>(t);
   eg::Language& lang = t.lang;
   std::vector<eg::Rewrite> rs;
   auto rule = [&](const char* name, const char* searcher, eg::Builder b) { rs.emplace_back(name, lang, searcher, std::move(b)); };
@@ -203,12 +237,6 @@ std::vector<eg::Rewrite> layout_rules(TensorEGraph& t) {
     const Id permuted = is_identity(q) ? s[0] : ctx->permute(g, s[0], q);
     return ctx->view(g, permuted, out_shape);
   });
-  // Layout ops move outward through elementwise ops of one tensor, so that
-  // they meet (and cancel or merge with) the layout ops on the other side.
-  static const char* kElementwise[] = {
-      "prims.convert_element_type.default", "aten.mul.Tensor", "aten.div.Tensor", "aten.add.Tensor",
-      "aten.sub.Tensor", "aten.neg.default", "aten.exp.default", "aten.tanh.default", "aten.relu.default",
-      "aten.erf.default", "aten.rsqrt.default", "aten.pow.Tensor_Scalar", "aten.mul.Scalar", "aten.div.Scalar"};
   for (const char* layout : {"aten.view.default", "aten.permute.default"}) {
     const bool is_view = layout[5] == 'v';
     rule(is_view ? "view-through-pointwise" : "permute-through-pointwise",
@@ -222,24 +250,9 @@ std::vector<eg::Rewrite> layout_rules(TensorEGraph& t) {
            const size_t mid_rank = mid->size();
            std::vector<int64_t> dims;
            if (!is_view) dims = ctx->dims_of(g, s.root, mid_rank);
-           // Elementwise nodes of one tensor in the class of y (collected
-           // first). The operator index says first whether y holds any: a
-           // class merged from thousands of views (a deep view chain) would
-           // otherwise be scanned for every view of it, quadratically. (The
-           // index is as of the last rebuild: a node merged in since is seen
-           // next iteration.)
-           std::vector<eg::OpId> ops;
-           for (const char* op : kElementwise) {
-             const auto id = ctx->t.lang.find_op(op);
-             if (!id) continue;
-             const auto with = g.classes_with_op(*id);
-             if (std::binary_search(with.begin(), with.end(), g.find(s[0]))) ops.push_back(*id);
-           }
-           std::vector<std::pair<Id, Id>> found;  // (node, its input)
-           if (!ops.empty())
-             for (Id n : g.class_nodes(s[0]))
-               if (std::find(ops.begin(), ops.end(), g.op(n)) != ops.end() && g.children(n).size() == 1)
-                 found.emplace_back(n, g.find(g.children(n)[0]));
+           // Elementwise nodes of one tensor in the class of y (copied: the
+           // nodes added below may move the class's list).
+           const std::vector<std::pair<Id, Id>> found = ctx->elementwise_of(g, s[0]);
            Id result = kNoId;
            for (const auto& [n, x] : found) {
              const auto* in = ctx->shape(x);
