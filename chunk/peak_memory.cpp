@@ -128,13 +128,11 @@ PeakMemory estimate_peak_memory(const Graph& g) {
     else if (storage_pinned[s]) r.output_bytes += storage_bytes[s];
     else freed_after[storage_last_use[s]].push_back(s);
   }
-  std::vector<bool> live(storage_bytes.size(), false);
-  double now = 0;
+  double now = 0, peak_transient = 0;
   size_t next_storage = 0;
   r.live_after.assign(n, 0.0);
   for (NodeId i = 0; i < n; ++i) {
     while (next_storage < storage_owner.size() && storage_owner[next_storage] == i) {
-      live[next_storage] = true;
       now += storage_bytes[next_storage++];
     }
     // A chunked node holds its results (filled chunk by chunk) and, while a
@@ -142,20 +140,23 @@ PeakMemory estimate_peak_memory(const Graph& g) {
     // node's inputs): the body's own peak at the largest chunk.
     const double transient = g.nodes[i].op == kChunkedOp ? chunked_transient_bytes(g, g.nodes[i]) : 0.0;
     if (now + transient > r.peak_bytes) {
-      now += transient;
-      r.peak_bytes = now;
+      r.peak_bytes = now + transient;
       r.peak_node = i;
-      r.at_peak.clear();
-      for (size_t s = 0; s < live.size(); ++s)
-        if (live[s]) r.at_peak.push_back({storage_owner[s], storage_bytes[s]});
-      if (transient > 0) r.at_peak.push_back({i, transient});
-      now -= transient;
+      peak_transient = transient;
     }
-    for (size_t s : freed_after[i]) {
-      live[s] = false;
-      now -= storage_bytes[s];
-    }
+    for (size_t s : freed_after[i]) now -= storage_bytes[s];
     r.live_after[i] = now;
+  }
+  // What is alive at the peak, listed once at the end (listing it at every
+  // new peak was quadratic on a graph whose peak keeps rising, as N stacked
+  // copies of a model do): a storage made by then and not yet freed.
+  if (r.peak_bytes > 0) {
+    const NodeId p = r.peak_node;
+    for (size_t s = 0; s < storage_bytes.size() && storage_owner[s] <= p; ++s) {
+      const bool never_freed = storage_pinned[s] || g.nodes[storage_owner[s]].op == "placeholder";
+      if (never_freed || storage_last_use[s] >= p) r.at_peak.push_back({storage_owner[s], storage_bytes[s]});
+    }
+    if (peak_transient > 0) r.at_peak.push_back({p, peak_transient});
   }
   std::sort(r.at_peak.begin(), r.at_peak.end(), [](const LiveTensor& a, const LiveTensor& b) { return a.bytes > b.bytes; });
   return r;
