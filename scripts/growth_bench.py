@@ -184,6 +184,8 @@ def plot(rows, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     reps = [r for r in rows if r["copies"]]
+    if not reps:
+        return  # the chains and the wide graph alone: nothing to plot against copies
     n = [r["optimize"]["nodes_in"] for r in reps]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     series = [("optimize", lambda r: r["optimize"]["wall_s"]), ("greedy", lambda r: r["greedy"]["wall_s"]),
