@@ -3,8 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <tuple>
 
 #include "extract/greedy.h"
+#include "ir/graph_builder.h"
 #include "ir/graph_io.h"
 #include "ir/graph_stats.h"
 #include "ir/shape_check.h"
@@ -82,4 +84,27 @@ TEST_CASE("the analysis carries constant values", "[tensor-egraph]") {
   const auto lifted = u.analysis.constant(u.egraph, u.class_of(*h.find_node("lift_fresh_copy")));
   REQUIRE(lifted);
   CHECK(*lifted == 0.0);  // lift_fresh_copy(get_attr 0.0)
+}
+
+TEST_CASE("16-bit constants are known when the type holds them exactly", "[tensor-egraph]") {
+  // GPT-Neo's mask value is bf16's lowest finite number; the analysis only
+  // folds values the dtype represents exactly (0.1 is not a bf16 number).
+  Graph g = load_graph(test::corpus_path("zoo/graphs/gpt_neo.amp-eager.infer.g0.json"));
+  TensorEGraph t(g);
+  const auto lowest = t.analysis.constant(t.egraph, t.class_of(*g.find_node("_tensor_constant3")));
+  REQUIRE(lowest);
+  CHECK(*lowest == -3.3895313892515355e38);
+  for (const auto& [dtype, value, known] :
+       {std::tuple{DType::BFloat16, 0.1, false}, std::tuple{DType::BFloat16, 0.5, true},
+        std::tuple{DType::BFloat16, 257.0, false}, std::tuple{DType::BFloat16, 256.0, true},
+        std::tuple{DType::Float16, 65504.0, true}, std::tuple{DType::Float16, 65520.0, false},
+        std::tuple{DType::Float16, 5.960464477539063e-08, true}, std::tuple{DType::Float16, 2.98e-08, false}}) {
+    INFO(dtype_name(dtype) << " " << value);
+    GraphBuilder b("c");
+    const NodeId c = b.op("aten.full.default", {GraphBuilder::sizes({}), Value::of_float(value)},
+                          {{"dtype", Value::of_dtype(dtype)}});
+    const Graph h = b.finish({c});
+    TensorEGraph u(h);
+    CHECK(u.analysis.constant(u.egraph, u.class_of(c)).has_value() == known);
+  }
 }
