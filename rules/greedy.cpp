@@ -66,12 +66,12 @@ class TermGraph {
     size_t rewrites = 0;
     count_users();
     const std::vector<Id> order = topological_order();
-    position_.clear();
+    position_.assign(g_.num_nodes(), kNoPosition);
     for (size_t i = 0; i < order.size(); ++i) position_[order[i]] = i;
     for (size_t i = order.size(); i-- > 0;) {
       const Id c = order[i];
       const std::string& op = t_.lang.op_name(g_.op(node_of(c)));
-      if (op == "placeholder" || op == "get_attr" || replaced_.count(c) || !live_.count(c)) continue;
+      if (op == "placeholder" || op == "get_attr" || replaced_.count(c) || !is_live(c)) continue;
       const Id before = static_cast<Id>(g_.num_nodes());
       if (const eg::Rewrite* fired = rewrite_at(c, rules)) {
         ++rewrites;
@@ -102,7 +102,8 @@ class TermGraph {
   std::vector<Id> topological_order() const {
     std::unordered_map<Id, size_t> pending;  // live children not yet placed
     std::unordered_map<Id, std::vector<Id>> parents;
-    for (Id c : live_) {
+    for (Id c = 0; c < live_.size(); ++c) {
+      if (!live_[c]) continue;
       std::unordered_set<Id> kids;
       for (Id k : children_of(c)) kids.insert(k);
       pending[c] = kids.size();
@@ -188,27 +189,50 @@ class TermGraph {
   // the start of a sweep; a rewrite then updates them where it changed the
   // graph (replace()), so a sweep stays linear in the graph's size.
   void count_users() {
-    parents_.clear();
-    live_.clear();
+    parents_.assign(g_.num_nodes(), {});
+    live_.assign(g_.num_nodes(), 0);
     outputs_.clear();
     std::vector<Id> stack;
     for (const auto& o : t_.outputs())
       if (o) {
         outputs_.insert(resolve(*o));
-        if (live_.insert(resolve(*o)).second) stack.push_back(resolve(*o));
+        if (make_live_one(resolve(*o))) stack.push_back(resolve(*o));
       }
     while (!stack.empty()) {
       const Id c = stack.back();
       stack.pop_back();
       for (Id k : distinct_children(c)) {
-        parents_[k].insert(c);
-        if (live_.insert(k).second) stack.push_back(k);
+        add_reader(k, c);
+        if (make_live_one(k)) stack.push_back(k);
       }
     }
   }
-  size_t users(Id c) const {
-    auto it = parents_.find(c);
-    return (it == parents_.end() ? 0 : it->second.size()) + outputs_.count(c);
+  size_t users(Id c) const { return (c < parents_.size() ? parents_[c].size() : 0) + outputs_.count(c); }
+  bool is_live(Id c) const { return c < live_.size() && live_[c]; }
+  // Marks c live; false if it already was.
+  bool make_live_one(Id c) {
+    if (c >= live_.size()) live_.resize(g_.num_nodes(), 0);
+    if (live_[c]) return false;
+    live_[c] = 1;
+    return true;
+  }
+  // The readers of a class: a small set kept as a vector (most values have a
+  // few readers), indexed by class id.
+  std::vector<Id>& readers_of(Id c) {
+    if (c >= parents_.size()) parents_.resize(g_.num_nodes());
+    return parents_[c];
+  }
+  void add_reader(Id k, Id reader) {
+    std::vector<Id>& r = readers_of(k);
+    if (std::find(r.begin(), r.end(), reader) == r.end()) r.push_back(reader);
+  }
+  bool remove_reader(Id k, Id reader) {
+    std::vector<Id>& r = readers_of(k);
+    const auto it = std::find(r.begin(), r.end(), reader);
+    if (it == r.end()) return false;
+    *it = r.back();
+    r.pop_back();
+    return true;
   }
   std::vector<Id> distinct_children(Id c) const {
     std::vector<Id> kids = children_of(c);
@@ -223,26 +247,26 @@ class TermGraph {
   // read die.
   void replace(Id c, Id r) {
     const std::vector<Id> old_kids = distinct_children(c);
-    const std::unordered_set<Id> readers = parents_.count(c) ? parents_.at(c) : std::unordered_set<Id>{};
+    const std::vector<Id> readers = readers_of(c);
     const bool output = outputs_.count(c) > 0;
     replaced_[c] = r;
-    for (Id p : readers) parents_[r].insert(p);
+    for (Id p : readers) add_reader(r, p);
     if (output) outputs_.insert(r);
     make_live(r);
-    parents_.erase(c);
+    readers_of(c).clear();
     outputs_.erase(c);
-    live_.erase(c);
+    live_[c] = 0;
     for (Id k : old_kids) release(k, c);
   }
   void make_live(Id c) {
-    if (!live_.insert(c).second) return;
+    if (!make_live_one(c)) return;
     std::vector<Id> stack{c};
     while (!stack.empty()) {
       const Id x = stack.back();
       stack.pop_back();
       for (Id k : distinct_children(x)) {
-        parents_[k].insert(x);
-        if (live_.insert(k).second) stack.push_back(k);
+        add_reader(k, x);
+        if (make_live_one(k)) stack.push_back(k);
       }
     }
   }
@@ -252,12 +276,8 @@ class TermGraph {
     while (!stack.empty()) {
       const auto [x, reader] = stack.back();
       stack.pop_back();
-      auto it = parents_.find(x);
-      if (it == parents_.end() || !it->second.erase(reader) || !it->second.empty() || outputs_.count(x) ||
-          !live_.count(x))
-        continue;
-      parents_.erase(it);
-      live_.erase(x);
+      if (!remove_reader(x, reader) || !readers_of(x).empty() || outputs_.count(x) || !is_live(x)) continue;
+      live_[x] = 0;
       for (Id kid : distinct_children(x)) stack.push_back({kid, x});
     }
   }
@@ -290,7 +310,7 @@ class TermGraph {
   // earlier), so the search stops there: it walks the rewrite's new nodes,
   // not the whole graph below them.
   bool reaches(Id from, Id target) const {
-    const auto tp = position_.find(target);
+    const size_t tp = target < position_.size() ? position_[target] : kNoPosition;
     std::vector<Id> stack{from};
     std::unordered_set<Id> seen;
     while (!stack.empty()) {
@@ -298,10 +318,7 @@ class TermGraph {
       stack.pop_back();
       if (c == target) return true;
       if (!seen.insert(c).second) continue;
-      if (tp != position_.end()) {
-        const auto cp = position_.find(c);
-        if (cp != position_.end() && cp->second < tp->second) continue;
-      }
+      if (tp != kNoPosition && c < position_.size() && position_[c] < tp) continue;
       for (Id k : children_of(c)) stack.push_back(k);
     }
     return false;
@@ -318,7 +335,7 @@ class TermGraph {
         if (m.roots[i] != kNoId && g_.find(m.roots[i]) != c) continue;
         if (!intermediates(rule.searcher().front(), c, parents)) continue;
         bool users_ok = true;
-        for (const auto& [k, ps] : parents) users_ok &= live_.count(k) && users(k) == ps.size();
+        for (const auto& [k, ps] : parents) users_ok &= is_live(k) && users(k) == ps.size();
         if (!users_ok) continue;
         const size_t classes = g_.num_classes(), ids = g_.num_nodes();
         const Id rhs = rule.build(g_, m, i);
@@ -342,10 +359,12 @@ class TermGraph {
   std::unordered_map<Id, Id> replaced_;
   std::unordered_map<Id, std::pair<int64_t, int64_t>> key_;  // sweep order: (position, creation)
   int64_t next_seq_ = 0;
-  std::unordered_map<Id, std::unordered_set<Id>> parents_;  // live readers of each class
-  std::unordered_set<Id> outputs_;                          // classes the output node reads
-  std::unordered_set<Id> live_;
-  std::unordered_map<Id, size_t> position_;  // the sweep's topological order
+  // By class id: live readers, liveness, position in the sweep's order.
+  static constexpr size_t kNoPosition = SIZE_MAX;
+  std::vector<std::vector<Id>> parents_;
+  std::vector<char> live_;
+  std::vector<size_t> position_;
+  std::unordered_set<Id> outputs_;  // classes the output node reads
 };
 
 // A graph's text with its nodes named by position: two rounds that leave the
