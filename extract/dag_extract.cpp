@@ -196,15 +196,17 @@ bool pair_pass(const Problem& p, const std::vector<std::vector<ClassIdx>>& users
   return false;
 }
 
-void improve(const Problem& p, std::vector<NodeIdx>& choice, double& cost, Clock::time_point deadline) {
+// Returns whether the search stopped at the deadline (false: it converged).
+bool improve(const Problem& p, std::vector<NodeIdx>& choice, double& cost, Clock::time_point deadline) {
   // Single switches to convergence (cheap), then a pair move, and again.
   std::vector<std::vector<ClassIdx>> users;  // made when pair moves are first tried
   while (Clock::now() < deadline) {
     while (switch_pass(p, choice, cost, deadline) && Clock::now() < deadline) {
     }
     if (users.empty()) users = users_by_class(p);
-    if (!pair_pass(p, users, choice, cost, deadline)) break;
+    if (!pair_pass(p, users, choice, cost, deadline)) return Clock::now() >= deadline;
   }
+  return true;
 }
 
 }  // namespace
@@ -228,7 +230,7 @@ Solution extract_dag(const Problem& p, const DagOptions& options) {
     if (best.choice[c] == kNoNode) best.choice[c] = tree.choice[c];
   if (options.improve_seconds > 0 && best.dag_cost < kInfinite) {
     const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.improve_seconds));
-    improve(p, best.choice, best.dag_cost, deadline);
+    best.search_cut = improve(p, best.choice, best.dag_cost, deadline);
   }
   cost_solution(p, best);
   best.micros = std::chrono::duration<double, std::micro>(Clock::now() - start).count();

@@ -38,6 +38,7 @@ struct Solution {
   std::vector<NodeIdx> choice;  // by class; kNoNode where nothing is chosen
   double tree_cost = kInfinite, dag_cost = kInfinite;
   bool proved_optimal = false;  // ILP only: the solver proved it optimal
+  bool search_cut = false;      // dag: the local search stopped at its time budget, not converged
   double micros = 0;            // time the extractor took
   std::string note;             // e.g. why an ILP stopped
 };

@@ -122,9 +122,6 @@ class GraphWriter {
     return v;
   }
 
-  // Emits `root` after everything it depends on, in the order a recursive
-  // post-order walk would (children in slot order), with an explicit stack:
-  // a joint graph of a deep model is thousands of nodes deep.
   // A class reached again while its own children are being written (open_):
   // the choices form a cycle. Thrown by emit(); rewrite() catches it when a
   // symbolic size's producer closes the cycle.
@@ -132,6 +129,9 @@ class GraphWriter {
     Cycle() : std::logic_error("the extracted graph has a cycle") {}
   };
 
+  // Emits `root` after everything it depends on, in the order a recursive
+  // post-order walk would (children in slot order), with an explicit stack:
+  // a joint graph of a deep model is thousands of nodes deep.
   NodeId emit(eg::Id root) {
     root = t_.egraph.find(root);
     if (emitted_[root] != kNone) return emitted_[root];  // the common case: a child already written

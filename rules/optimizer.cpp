@@ -75,6 +75,12 @@ void check_output_target(const Graph& g, const Graph& input, const std::string& 
 size_t default_node_limit(const Graph& input) { return std::max<size_t>(200000, 20 * input.nodes.size()); }
 
 OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
+  // The time limit counts from here: building the e-graph, saturation and
+  // extraction's search share it.
+  const auto begin = std::chrono::steady_clock::now();
+  const auto time_left = [&] {
+    return options.time_limit_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  };
   const OutputTarget& target = output_target(options.target);
   OptimizeResult r;
   const GraphStats in = compute_stats(input);
@@ -105,8 +111,7 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
   eg::Runner runner;
   runner.with_iter_limit(options.iter_limit)
       .with_node_limit(options.node_limit ? options.node_limit : default_node_limit(input))
-      .with_time_limit(options.time_limit_s);
-  const auto run_start = std::chrono::steady_clock::now();
+      .with_time_limit(std::max(1e-3, time_left()));
   r.stop = runner.run(t.egraph, rules);
   if (r.stop == eg::StopReason::TimeLimit) r.limited.push_back("saturation");
   r.per_iteration = runner.iterations();
@@ -157,27 +162,25 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
   for (const auto& o : t.outputs())
     if (o) roots.push_back(*o);
   const extract::EGraphProblem ep = extract::problem_from_egraph(t.egraph, roots, node_cost);
-  const double left = std::max(
-      0.0, options.time_limit_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count());
+  const double left = time_left();
   extract::Solution sol;
   if (options.extractor == "tree") {
     sol = extract::extract_tree(ep.problem);
   } else if (options.extractor == "dag") {
-    // The local search takes at most what the time limit leaves.
+    // The local search takes at most what the time limit leaves; the limit
+    // cut it only if it stopped there rather than converging.
     extract::DagOptions dopt;
-    if (left < dopt.improve_seconds) {
-      dopt.improve_seconds = left;
-      r.limited.push_back("extraction");
-    }
+    const bool shortened = left < dopt.improve_seconds;
+    if (shortened) dopt.improve_seconds = left;
     sol = extract::extract_dag(ep.problem, dopt);
+    if (shortened && (sol.search_cut || left <= 0)) r.limited.push_back("extraction");
   } else if (options.extractor == "ilp") {
     extract::IlpOptions io;
     io.time_limit_s = options.ilp_time_limit_s;
-    if (left < io.time_limit_s) {
-      io.time_limit_s = std::max(left, 0.01);  // CBC needs a positive limit; the tree start is kept
-      r.limited.push_back("extraction");
-    }
+    const bool shortened = left < io.time_limit_s;
+    if (shortened) io.time_limit_s = std::max(left, 0.01);  // CBC needs a positive limit; the tree start is kept
     sol = extract::extract_ilp(ep.problem, io);
+    if (shortened && !sol.proved_optimal) r.limited.push_back("extraction");
   } else {
     throw std::invalid_argument("unknown extractor '" + options.extractor + "' (tree, dag or ilp)");
   }

@@ -169,13 +169,11 @@ def table(rows):
         phases = " / ".join(f"{t.get(k, 0) / 1e3:.2f}" for k in ("load", "saturate", "extract", "write"))
         eg = o.get("egraph") or {}
         c = r.get("chunk")
+        rest = (f"{c['time_ms'].get('chunk', 0) / 1e3:.2f} | {c['wall_s']:.2f} | {r['compare']['wall_s']:.2f}"
+                if c else "- | - | -")
         out.append(f"| {r['input']} | {o['nodes_in']} | {o['wall_s']:.2f} ({phases}) | "
                    f"{eg.get('iterations')} {eg.get('stop_reason', '')} | {o['rss_mb']:.0f} | {g['wall_s']:.2f} | "
-                   f"{g['rss_mb']:.0f} | {c['time_ms'].get('chunk', 0) / 1e3:.2f} | {c['wall_s']:.2f} | "
-                   f"{r['compare']['wall_s']:.2f} |" if c else
-                   f"| {r['input']} | {o['nodes_in']} | {o['wall_s']:.2f} ({phases}) | "
-                   f"{eg.get('iterations')} {eg.get('stop_reason', '')} | {o['rss_mb']:.0f} | {g['wall_s']:.2f} | "
-                   f"{g['rss_mb']:.0f} | - | - | - |")
+                   f"{g['rss_mb']:.0f} | {rest} |")
     return "\n".join(out) + "\n"
 
 
