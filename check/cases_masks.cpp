@@ -44,13 +44,14 @@ NodeId masked_fill(Draw& d, size_t rank) {
   return d.b.op("aten.where.self", {B::ref(c), B::ref(K), B::ref(x)});
 }
 
-// (x + y) + z with y and z broadcasting into x from fewer elements; the
+// (x + y) + z with y + z broadcasting into x from fewer elements; the
 // dtypes mixed (16-bit scores, a float32 bias) as under autocast.
 NodeId small_operands(Draw& d, size_t rank) {
   const std::vector<SymExpr> xs = d.shape(rank, 2);
+  const auto shared = static_cast<size_t>(d.integer(0, static_cast<int64_t>(rank) - 1));  // a dim both broadcast
   auto smaller = [&] {
     std::vector<SymExpr> s = broadcastable(d, xs);
-    s[static_cast<size_t>(d.integer(0, static_cast<int64_t>(rank) - 1))] = 1;  // at least one 1
+    s[shared] = 1;
     // Sometimes fewer leading dims.
     const auto drop = static_cast<size_t>(d.integer(0, static_cast<int64_t>(rank) - 1));
     return std::vector<SymExpr>(s.begin() + static_cast<std::ptrdiff_t>(d.coin() ? drop : 0), s.end());

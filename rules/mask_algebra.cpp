@@ -15,7 +15,7 @@ const std::vector<RuleInfo>& mask_algebra_rule_info() {
       {"masked-fill-as-add",
        "where(c, x, K) = x + where(c, 0, K) and where(c, K, x) = x + where(c, K, 0) for a masking constant K <= -2^100 "
        "of x's dtype (x + K rounds to K for |x| < ulp(K)/2)"},
-      {"add-small-operands-first", "(x + y) + z = x + (y + z) when y and z broadcast into x from fewer elements"},
+      {"add-small-operands-first", "(x + y) + z = x + (y + z) when y + z broadcasts into x from fewer elements"},
   };
   return info;
 }
@@ -50,25 +50,41 @@ std::optional<std::pair<Id, Id>> tensor_add(const AttentionBuilder& b, const eg:
   return std::pair{*x, *y};
 }
 
-// Whether `small` broadcasts into `big` (aligned from the right, each of its
-// dims a literal 1 or equal to big's) from fewer elements: some dim of big
-// that is not a literal 1 faces a 1 or no dim at all. Rank 0 is left out (a
-// 0-d tensor changes type promotion).
-bool broadcasts_from_fewer(const AttentionBuilder& b, const std::vector<SymExpr>& small, const std::vector<SymExpr>& big) {
-  if (small.empty() || small.size() > big.size()) return false;
+// The dims of big (by index) that `small` broadcasts along: aligned from the
+// right, each of small's dims must be a literal 1 or equal big's; a dim of big
+// that is not a literal 1 facing a 1 or no dim at all is broadcast. nullopt
+// when small does not broadcast into big, or is 0-d (a 0-d tensor changes
+// type promotion).
+std::optional<std::vector<bool>> broadcast_dims(const AttentionBuilder& b, const std::vector<SymExpr>& small,
+                                                const std::vector<SymExpr>& big) {
+  if (small.empty() || small.size() > big.size()) return std::nullopt;
   const size_t lead = big.size() - small.size();
-  bool fewer = false;
+  std::vector<bool> along(big.size(), false);
   for (size_t i = 0; i < big.size(); ++i) {
     const bool big_one = big[i].as_constant() && *big[i].as_constant() == 1;
     if (i < lead) {
-      fewer = fewer || !big_one;
+      along[i] = !big_one;
       continue;
     }
     const SymExpr& s = small[i - lead];
-    if (s.as_constant() && *s.as_constant() == 1) fewer = fewer || !big_one;
-    else if (!b.equal(s, big[i])) return false;
+    if (s.as_constant() && *s.as_constant() == 1) along[i] = !big_one;
+    else if (!b.equal(s, big[i])) return std::nullopt;
   }
-  return fewer;
+  return along;
+}
+
+// Whether y + z, both broadcasting into x, has fewer elements than x: some
+// dim of x is broadcast by both. (Each alone being smaller is not enough:
+// [16, 1, S] + [B, 1, S, S] is as large as the [B, 16, S, S] scores, and
+// reassociating MPT's ALiBi bias and mask so made one such tensor, shared by
+// every layer: a larger peak, and no fusion to pay for it.)
+bool sum_broadcasts_from_fewer(const AttentionBuilder& b, const std::vector<SymExpr>& y, const std::vector<SymExpr>& z,
+                               const std::vector<SymExpr>& x) {
+  const auto by = broadcast_dims(b, y, x), bz = broadcast_dims(b, z, x);
+  if (!by || !bz) return false;
+  for (size_t i = 0; i < x.size(); ++i)
+    if ((*by)[i] && (*bz)[i]) return true;
+  return false;
 }
 
 }  // namespace
@@ -125,8 +141,7 @@ std::vector<eg::Rewrite> mask_algebra_rules(TensorEGraph& t) {
                     const auto outer = tensor_add(*b, g, s.root);
                     if (!outer || outer->second != g.find(s[2])) return kNoId;
                     const auto *sx = b->shape(s[0]), *sy = b->shape(s[1]), *sz = b->shape(s[2]), *so = b->shape(eclass);
-                    if (!sx || !sy || !sz || !so || !b->same_dims(*sx, *so) || !broadcasts_from_fewer(*b, *sy, *sx) ||
-                        !broadcasts_from_fewer(*b, *sz, *sx))
+                    if (!sx || !sy || !sz || !so || !b->same_dims(*sx, *so) || !sum_broadcasts_from_fewer(*b, *sy, *sz, *sx))
                       return kNoId;
                     // The inner add must be this x + y (a class may hold other adds).
                     bool found = false;

@@ -7,13 +7,14 @@
 //                          where(c, K, x) = x + where(c, K, 0)
 //                          for a masking constant K (<= -2^100), of x's dtype
 //   add-small-operands-first
-//                          (x + y) + z = x + (y + z) when y and z both
-//                          broadcast into x from fewer elements
+//                          (x + y) + z = x + (y + z) when y + z broadcasts
+//                          into x from fewer elements (a dim of x that both
+//                          y and z broadcast along)
 //
-// Composed, they turn GPT-Neo's `where(causal_buffer, scores, min) + mask` and
-// MPT's `where(causal, min, scores·s + alibi)` into `scores + bias`, the
-// form the attention rule fuses with the bias as SDPA's attn_mask (under
-// autocast only a bias of zeros and masking values: see mixed_precision.h).
+// Composed, they turn GPT-Neo's `where(causal_buffer, scores, min) + mask`
+// into `scores + bias`, the form the attention rule fuses with the bias as
+// SDPA's attn_mask (under autocast only a bias of zeros and masking values:
+// see mixed_precision.h).
 //
 // Exactness. convert-roundtrip is exact (a widening then a narrowing to the
 // same type). masked-fill-as-add: where c selects x, x + 0 = x; where it
