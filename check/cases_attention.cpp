@@ -36,9 +36,19 @@ NodeId transposed(Draw& d, NodeId k, size_t rank) {
   return d.b.op("aten.transpose.int", {B::ref(k), Value::of_int(-2), Value::of_int(-1)});
 }
 
-// The mask `where(col - row >= t, -inf, 0)` over an L x S score matrix: the
-// causal triangle when t = 1 and L = S.
-NodeId iota_mask(Draw& d, const SymExpr& L, const SymExpr& S, int64_t t) {
+// A mask over an L x S score matrix built from iotas, one of:
+// `where(col - row >= t, -inf, 0)` (the causal triangle when t = 1 and
+// L = S); `where((col - row < t) & (col - row > -w) [& row >= 0], 0, -inf)`,
+// a sliding window that is the triangle when w >= L (a window the mask
+// reader must not drop when w < L; drawn for L = S and t >= 1 only, so that
+// it keeps the diagonal); or `where(row >= 0, 0, -inf)`, which adds 0
+// everywhere. Without `window`, no window: the training cases with dropout
+// leave it out, because the check's tree-cost extraction, which counts a
+// shared mask once per use, then keeps part of the backward decomposed
+// beside the fused kernel — two sources of dropout draws, which the
+// optimizer refuses (rules::mixes_dropout_draws) and this check would
+// report as a wrong value.
+NodeId iota_mask(Draw& d, const SymExpr& L, const SymExpr& S, int64_t t, bool window = true) {
   auto iota = [&](const SymExpr& n) {
     return d.b.op("prims.iota.default", {B::sizes({n}).list[0]},
                   {{"start", Value::of_int(0)}, {"step", Value::of_int(1)}, {"dtype", Value::of_dtype(DType::Int64)},
@@ -47,11 +57,30 @@ NodeId iota_mask(Draw& d, const SymExpr& L, const SymExpr& S, int64_t t) {
   const NodeId col = d.b.op("aten.unsqueeze.default", {B::ref(iota(S)), Value::of_int(-2)});
   const NodeId row = d.b.op("aten.unsqueeze.default", {B::ref(iota(L)), Value::of_int(-1)});
   const NodeId diff = d.b.op("aten.sub.Tensor", {B::ref(col), B::ref(row)});
-  const NodeId cond = d.b.op("aten.ge.Scalar", {B::ref(diff), Value::of_int(t)});
   const NodeId ninf = d.b.op("aten.full.default", {B::sizes({L, S}), Value::of_float(-std::numeric_limits<double>::infinity())},
                              {{"dtype", Value::of_dtype(DType::Float32)}});
   const NodeId zero = d.b.op("aten.scalar_tensor.default", {Value::of_float(0.0)}, {{"dtype", Value::of_dtype(DType::Float32)}});
-  return d.b.op("aten.where.self", {B::ref(cond), B::ref(ninf), B::ref(zero)});
+  // The window keeps the diagonal only on a square matrix with t >= 1: other
+  // masks could mask a row whole.
+  const int64_t form = d.integer(0, window && L == S && t >= 1 ? 3 : 2);
+  if (form <= 1) {
+    const NodeId cond = d.b.op("aten.ge.Scalar", {B::ref(diff), Value::of_int(t)});
+    return d.b.op("aten.where.self", {B::ref(cond), B::ref(ninf), B::ref(zero)});
+  }
+  const NodeId row_ok = d.b.op("aten.ge.Scalar", {B::ref(row), Value::of_int(0)});
+  if (form == 2) {
+    const NodeId all = d.b.op("aten.expand.default", {B::ref(row_ok), B::sizes({L, S})});
+    return d.b.op("aten.where.self", {B::ref(all), B::ref(zero), B::ref(ninf)});
+  }
+  // The window: below the diagonal by less than w, with w from 1 up to
+  // past L (the row count of concrete sizes; a few fixed widths otherwise).
+  const std::optional<int64_t> rows = L.as_constant();
+  const int64_t w = rows ? d.integer(1, *rows + 2) : d.pick(std::vector<int64_t>{1, 2, 20});
+  NodeId keep = d.b.op("aten.lt.Scalar", {B::ref(diff), Value::of_int(t)});
+  keep = d.b.op("aten.bitwise_and.Tensor",
+                {B::ref(keep), B::ref(d.b.op("aten.gt.Scalar", {B::ref(diff), Value::of_int(-w)}))});
+  if (d.coin()) keep = d.b.op("aten.bitwise_and.Tensor", {B::ref(row_ok), B::ref(keep)});
+  return d.b.op("aten.where.self", {B::ref(keep), B::ref(zero), B::ref(ninf)});
 }
 
 // matmul(_softmax(matmul(q, kᵀ) · c [+ mask], -1) [dropped out], v), q and k
@@ -121,7 +150,7 @@ NodeId attention_training(Draw& d, bool dropout) {
     scale = B::ref(d.b.op("aten.add.Tensor", {B::ref(d.b.input({})), Value::of_float(2.0)}));
   NodeId s = d.b.op(scale_op, {B::ref(qk), scale});
   if (mask_kind != 0)
-    s = d.b.op("aten.add.Tensor", {B::ref(s), B::ref(mask_kind == 1 ? d.b.input({L, S}) : iota_mask(d, L, S, 1))});
+    s = d.b.op("aten.add.Tensor", {B::ref(s), B::ref(mask_kind == 1 ? d.b.input({L, S}) : iota_mask(d, L, S, 1, !dropout))});
   const NodeId p = d.b.op("aten._softmax.default", {B::ref(s), Value::of_int(-1), Value::of_bool(false)});
   // With dropout: P' = P·keep/(1-p) multiplies v; the backward masks dP the same way.
   NodeId pv = p, keep = 0;

@@ -186,7 +186,7 @@ RuleReport check_rule(const RuleCase& c, const RuleFactory& rules, const CheckOp
       r.max_error = std::max(r.max_error, cmp.max_error);
       if (!(cmp.max_error <= (c.tolerance > 0 ? c.tolerance : o.tolerance))) {
         std::ostringstream s;
-        s << "values differ: relative error " << cmp.max_error << "\n  right-hand side:\n" << describe(a.rhs);
+        s << "values differ: relative error " << cmp.max_error << " (output " << cmp.worst_output << ")\n  right-hand side:\n" << describe(a.rhs);
         fail(s.str(), inst.lhs);
       }
     } catch (const interp::InterpError& e) {

@@ -60,6 +60,7 @@ nlohmann::ordered_json run_report(const Graph& input, const rules::OptimizeResul
                    {"stop_reason", eg::stop_reason_name(r.stop)}};
   if (!c.greedy && c.time_limit_s > 0)
     j["time_limit"] = {{"seconds", c.time_limit_s}, {"reached_in", r.limited}};
+  if (!c.greedy) j["declined"] = r.declined;
   j["z3"] = {{"queries", r.z3_queries}, {"cache_hits", r.z3_cache_hits}, {"solver_calls", r.z3_calls}};
   if (c.greedy)
     j["time_ms"] = {{"load", c.load_ms}, {"rewrite", r.saturate_ms}, {"write", c.write_ms}, {"total", c.total_ms}};
@@ -116,6 +117,7 @@ void print_run(const Graph& input, const rules::OptimizeResult& r, const RunCont
       std::printf("time limit (%g s) reached in: %s; each phase kept its best result so far\n", c.time_limit_s,
                   phases.c_str());
     }
+    for (const std::string& why : r.declined) std::printf("declined: %s\n", why.c_str());
   }
 }
 

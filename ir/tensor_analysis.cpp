@@ -92,6 +92,8 @@ std::optional<double> TensorAnalysis::fold_constant(const eg::EGraph& g, eg::Id 
            op == "aten.permute.default" || op == "aten.expand.default" || op == "aten.unsqueeze.default" ||
            op == "aten.squeeze.dim" || op == "prims.convert_element_type.default")
     v = child(0);
+  else if (op == "aten.index.Tensor" || op == "aten.slice.Tensor" || op == "aten.select.int")
+    v = operand(0);  // any gather from a tensor of one value holds that value
   else if (op == "aten.mul.Tensor" || op == "aten.mul.Scalar" || op == "aten.add.Tensor" || op == "aten.sub.Tensor" ||
            op == "aten.div.Tensor" || op == "aten.div.Scalar") {
     const auto x = operand(0), y = operand(1);

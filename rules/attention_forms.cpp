@@ -116,13 +116,15 @@ std::vector<AttentionForm> attention_forms(const std::shared_ptr<AttentionBuilde
           // An additive mask of q's dtype (SDPA's boolean masks mean something else).
           if (f.mask != kNoId && b->dtype(g, f.mask) != qdt) continue;
           // A mask that is the causal triangle becomes is_causal (SDPA's own,
-          // faster path); any other additive mask is passed as it is.
+          // faster path), one that adds 0 everywhere goes; any other additive
+          // mask is passed as it is.
           const auto* sm = f.mask == kNoId ? nullptr : b->shape(f.mask);
-          const bool causal = sm && sm->size() >= 2 &&
-                              b->equal((*sm)[sm->size() - 2], sq[2]) &&
-                              b->equal((*sm)[sm->size() - 1], (*sk)[2]) &&
-                              is_causal_mask(b->t, f.mask);
-          const bool pass_mask = f.mask != kNoId && !causal;
+          const MaskKind kind = sm && sm->size() >= 2 && b->equal((*sm)[sm->size() - 2], sq[2]) &&
+                                        b->equal((*sm)[sm->size() - 1], (*sk)[2])
+                                    ? classify_mask(b->t, f.mask)
+                                    : MaskKind::Other;
+          const bool causal = kind == MaskKind::Causal;
+          const bool pass_mask = f.mask != kNoId && kind == MaskKind::Other;
           AttentionForm a;
           a.q = q;
           a.k = k;

@@ -55,9 +55,7 @@ class Tracer {
     auto f = form(child);
     const auto* in = shape(child);
     if (!f || !in || out.size() < in->size()) return std::nullopt;
-    if (in->empty() || (is_one(in->back()) && !is_one(out.back()))) f->a = 0;
-    if (in->size() < 2 || (is_one((*in)[in->size() - 2]) && !is_one(out[out.size() - 2]))) f->b = 0;
-    return f;
+    return drop_broadcast(*f, *in, out);
   }
 
   // The two operands of a binary node, as forms over the node's own shape
@@ -137,9 +135,55 @@ class Tracer {
     return std::nullopt;
   }
 
+ public:
+  // A boolean class as a conjunction of comparisons `a·j + b·i + c cmp 0`
+  // in its own coordinates: a comparison, `&` of such conjunctions, or the
+  // constant true (an empty conjunction).
+  std::optional<std::vector<Form>> conj(Id cls) {
+    cls = g_.find(cls);
+    if (auto it = conj_memo_.find(cls); it != conj_memo_.end()) return it->second;
+    conj_memo_[cls] = std::nullopt;  // cycles give up
+    if (auto f = form(cls); f && f->cmp != Cmp::None) return conj_memo_[cls] = std::vector<Form>{*f};
+    const TensorData& d = t_.analysis.data(cls);
+    if (d.result == Node::Result::Tensor && d.type.dtype == DType::Bool && d.constant && *d.constant == 1)
+      return conj_memo_[cls] = std::vector<Form>{};
+    const auto* out = shape(cls);
+    if (!out) return std::nullopt;
+    const std::vector<SymExpr> out_shape = *out;
+    const std::vector<Id> nodes(g_.class_nodes(cls).begin(), g_.class_nodes(cls).end());
+    for (Id n : nodes) {
+      const std::string& op = t_.lang.op_name(g_.op(n));
+      std::vector<Id> parts;
+      if (op == "aten.bitwise_and.Tensor" || op == "aten.logical_and.default") parts.assign(g_.children(n).begin(), g_.children(n).end());
+      else if (op == "aten.expand.default" || op == "aten.alias.default" || op == "aten.clone.default")
+        parts = {g_.children(n)[0]};
+      if (parts.empty() || (parts.size() > 1 && parts.size() != 2)) continue;
+      std::vector<Form> all;
+      bool ok = true;
+      for (Id p : parts) {
+        auto c = conj(p);
+        const auto* in = shape(p);
+        if (!c || !in || in->size() > out_shape.size()) { ok = false; break; }
+        for (Form f : *c) all.push_back(drop_broadcast(f, *in, out_shape));
+      }
+      if (ok) return conj_memo_[cls] = all;
+    }
+    return std::nullopt;
+  }
+
+  // A form seen through a broadcast from `in` to `out`: axes that are
+  // missing or of size 1 in `in` carry no index.
+  Form drop_broadcast(Form f, const std::vector<SymExpr>& in, const std::vector<SymExpr>& out) const {
+    if (in.empty() || (is_one(in.back()) && !is_one(out.back()))) f.a = 0;
+    if (in.size() < 2 || (is_one(in[in.size() - 2]) && !is_one(out[out.size() - 2]))) f.b = 0;
+    return f;
+  }
+
+ private:
   TensorEGraph& t_;
   eg::EGraph& g_;
   std::map<Id, std::optional<Form>> memo_;
+  std::map<Id, std::optional<std::vector<Form>>> conj_memo_;
 };
 
 // `j - i <= t` (le = true) or `j - i >= t` (le = false).
@@ -165,50 +209,126 @@ std::optional<HalfPlane> normalize(const Form& f) {
   return std::nullopt;
 }
 
-}  // namespace
+// `not (e cmp 0)`.
+Form negated(Form f) {
+  switch (f.cmp) {
+    case Cmp::Ge: f.cmp = Cmp::Lt; break;
+    case Cmp::Gt: f.cmp = Cmp::Le; break;
+    case Cmp::Le: f.cmp = Cmp::Gt; break;
+    case Cmp::Lt: f.cmp = Cmp::Ge; break;
+    case Cmp::None: break;
+  }
+  return f;
+}
 
-bool is_causal_mask(TensorEGraph& t, eg::Id mask) {
-  eg::EGraph& g = t.egraph;
-  const auto* s = t.analysis.shape(g, mask);
-  if (!s || s->size() < 2 || !t.prover.is_equal((*s)[s->size() - 1], (*s)[s->size() - 2])) return false;
-  Tracer tracer(t);
-  const auto where = t.lang.find_op("aten.where.self");
-  if (!where) return false;
-  const std::vector<Id> nodes(g.class_nodes(mask).begin(), g.class_nodes(mask).end());
-  // A causal mask cast to another floating type is still one: 0 stays 0 and
-  // the masked entries stay at most -1e30 (or become -inf).
-  const auto convert = t.lang.find_op("prims.convert_element_type.default");
-  const TensorData& md = t.analysis.data(g.find(mask));
-  if (convert && md.result == Node::Result::Tensor && is_floating(md.type.dtype))
-    for (Id n : nodes)
-      if (g.op(n) == *convert && g.find(g.children(n)[0]) != g.find(mask) &&
-          is_causal_mask(t, g.find(g.children(n)[0])))
-        return true;
-  for (Id n : nodes) {
-    if (g.op(n) != *where) continue;
-    const NodeAttrs& at = t.lang.attrs(g.attr(n));
-    if (at.args.size() != 3 || at.args[0].kind != Value::Kind::Node) continue;
-    auto value = [&](const Value& v) -> std::optional<double> {
-      if (v.kind == Value::Kind::Node) return t.analysis.constant(g, g.children(n)[v.node]);
-      if (v.kind == Value::Kind::Int) return static_cast<double>(v.i);
-      if (v.kind == Value::Kind::Float) return v.f;
-      return std::nullopt;
-    };
-    const auto on_true = value(at.args[1]), on_false = value(at.args[2]);
-    if (!on_true || !on_false) continue;
-    // One branch keeps (0), the other masks: -inf, or so negative that exp
-    // gives exactly 0 after the row maximum is subtracted.
-    const bool true_keeps = *on_true == 0 && *on_false <= -1e30;
-    const bool false_keeps = *on_false == 0 && *on_true <= -1e30;
-    if (!true_keeps && !false_keeps) continue;
-    const auto f = tracer.form(g.children(n)[at.args[0].node]);
-    if (!f || f->cmp == Cmp::None) continue;
-    auto p = normalize(*f);
-    if (!p) continue;
-    if (false_keeps) p = p->le ? HalfPlane{false, p->t + 1} : HalfPlane{true, p->t - 1};  // not P
-    if (p->le && p->t == 0) return true;  // keeps exactly j <= i
+// Whether `a·j + b·i + c cmp 0` holds for every j in [0, cols) and i in
+// [0, rows): its least (for >=, >) or largest (for <=, <) value decides.
+bool holds_everywhere(ShapeProver& prover, const Form& f, const SymExpr& rows, const SymExpr& cols) {
+  const bool lower = f.cmp == Cmp::Ge || f.cmp == Cmp::Gt;
+  // The extreme of a·j over j in [0, cols): 0 or a·(cols - 1), by a's sign.
+  auto extreme = [&](int64_t coef, const SymExpr& n) {
+    return (coef < 0) == lower ? SymExpr(coef) * (n - SymExpr(1)) : SymExpr(0);
+  };
+  const SymExpr e = extreme(f.a, cols) + extreme(f.b, rows) + SymExpr(f.c);
+  switch (f.cmp) {
+    case Cmp::Ge: return prover.is_le(SymExpr(0), e);
+    case Cmp::Gt: return prover.is_le(SymExpr(1), e);
+    case Cmp::Le: return prover.is_le(e, SymExpr(0));
+    case Cmp::Lt: return prover.is_le(e, SymExpr(-1));
+    case Cmp::None: break;
   }
   return false;
 }
+
+MaskKind classify(TensorEGraph& t, Id mask, int depth);
+
+// A `where` choosing between 0 and a masking value (-inf, or so negative
+// that exp gives exactly 0 after the row maximum is subtracted).
+MaskKind classify_where(TensorEGraph& t, Tracer& tracer, Id n, const std::vector<SymExpr>& shape, int depth) {
+  eg::EGraph& g = t.egraph;
+  const NodeAttrs& at = t.lang.attrs(g.attr(n));
+  if (at.args.size() != 3 || at.args[0].kind != Value::Kind::Node) return MaskKind::Other;
+  auto value = [&](const Value& v) -> std::optional<double> {
+    if (v.kind == Value::Kind::Node) return t.analysis.constant(g, g.children(n)[v.node]);
+    if (v.kind == Value::Kind::Int) return static_cast<double>(v.i);
+    if (v.kind == Value::Kind::Float) return v.f;
+    return std::nullopt;
+  };
+  const Id cond = g.children(n)[at.args[0].node];
+  const auto on_true = value(at.args[1]), on_false = value(at.args[2]);
+  // where(m < k, K, m) with k <= 0 and K masking: a clamp of m's masked
+  // entries (its kept entries are 0, never below k), so m's kind.
+  if (on_true && *on_true <= -1e30 && at.args[2].kind == Value::Kind::Node) {
+    const Id m = g.find(g.children(n)[at.args[2].node]);
+    for (Id c : g.class_nodes(g.find(cond))) {
+      const std::string& op = t.lang.op_name(g.op(c));
+      const NodeAttrs& ca = t.lang.attrs(g.attr(c));
+      if (op != "aten.lt.Scalar" || ca.args.size() != 2 || g.find(g.children(c)[0]) != m) continue;
+      const double k = ca.args[1].kind == Value::Kind::Int ? static_cast<double>(ca.args[1].i) : ca.args[1].f;
+      if ((ca.args[1].kind == Value::Kind::Int || ca.args[1].kind == Value::Kind::Float) && k <= 0)
+        return classify(t, m, depth + 1);
+    }
+  }
+  if (!on_true || !on_false) return MaskKind::Other;
+  const bool true_keeps = *on_true == 0 && *on_false <= -1e30;
+  const bool false_keeps = *on_false == 0 && *on_true <= -1e30;
+  if (!true_keeps && !false_keeps) return MaskKind::Other;
+  const auto parts = tracer.conj(cond);
+  const auto* cs = t.analysis.shape(g, cond);
+  if (!parts || !cs || cs->size() > shape.size()) return MaskKind::Other;
+  const SymExpr rows = shape.size() < 2 ? SymExpr(1) : shape[shape.size() - 2];
+  const SymExpr cols = shape.empty() ? SymExpr(1) : shape.back();
+  // The comparisons that do not hold everywhere, in the mask's coordinates.
+  std::vector<Form> live;
+  for (const Form& f : *parts) {
+    const Form m = tracer.drop_broadcast(f, *cs, shape);
+    if (!holds_everywhere(t.prover, m, rows, cols)) live.push_back(m);
+  }
+  if (false_keeps) {  // the kept entries are those where cond fails
+    if (live.size() != 1) return MaskKind::Other;  // all masked, or a union
+    live[0] = negated(live[0]);
+    if (holds_everywhere(t.prover, live[0], rows, cols)) live.clear();
+  }
+  if (live.empty()) return MaskKind::Zero;
+  // What is left must be one band `j - i <= 0` of a square matrix.
+  if (!t.prover.is_equal(rows, cols)) return MaskKind::Other;
+  for (const Form& f : live) {
+    const auto p = normalize(f);
+    if (!p || !p->le || p->t != 0) return MaskKind::Other;
+  }
+  return MaskKind::Causal;
+}
+
+MaskKind classify(TensorEGraph& t, Id mask, int depth) {
+  eg::EGraph& g = t.egraph;
+  mask = g.find(mask);
+  if (depth > 8) return MaskKind::Other;
+  const TensorData& md = t.analysis.data(mask);
+  if (md.result != Node::Result::Tensor || !is_floating(md.type.dtype)) return MaskKind::Other;
+  if (md.constant && *md.constant == 0) return MaskKind::Zero;
+  const auto* s = t.analysis.shape(g, mask);
+  if (!s) return MaskKind::Other;
+  const std::vector<SymExpr> shape = *s;
+  const std::vector<Id> nodes(g.class_nodes(mask).begin(), g.class_nodes(mask).end());
+  Tracer tracer(t);
+  MaskKind best = MaskKind::Other;
+  for (Id n : nodes) {
+    const std::string& op = t.lang.op_name(g.op(n));
+    MaskKind k = MaskKind::Other;
+    // A mask cast to another floating type is still one: 0 stays 0 and the
+    // masked entries stay at most -1e30 (or become -inf).
+    if (op == "prims.convert_element_type.default" && g.find(g.children(n)[0]) != mask)
+      k = classify(t, g.children(n)[0], depth + 1);
+    else if (op == "aten.where.self")
+      k = classify_where(t, tracer, n, shape, depth);
+    if (k == MaskKind::Zero) return k;
+    if (k == MaskKind::Causal) best = k;
+  }
+  return best;
+}
+
+}  // namespace
+
+MaskKind classify_mask(TensorEGraph& t, eg::Id mask) { return classify(t, mask, 0); }
 
 }  // namespace sator::rules

@@ -1,20 +1,30 @@
-// Recognising the causal triangle in an additive attention mask.
+// Recognising what an additive attention mask built from iotas does.
 //
 // Masks are built from iotas: the column index along the last axis, the row
-// index along the one before, compared and turned into 0 / -inf (or a huge
-// negative) by `where`. This follows a class through those ops keeping each
-// value as an affine form a·j + b·i + c of the column j and row i (a boolean
-// keeps the comparison with 0), and says whether the mask keeps exactly the
-// entries with j <= i and pushes the rest to at most -1e30 — the mask SDPA
-// applies itself with is_causal=True.
+// index along the one before, compared, combined with `&`, and turned into
+// 0 / -inf (or a huge negative) by `where`. This follows a class through
+// those ops keeping each value as an affine form a·j + b·i + c of the column
+// j and row i (a boolean keeps its comparisons with 0), drops the
+// comparisons that hold on every entry of the mask's shape (a sliding window
+// wider than the sequence, `row >= 0`), and says whether the mask keeps
+// every entry (it adds 0: no mask at all) or exactly the entries with
+// j <= i, pushing the rest to at most -1e30 — the mask SDPA applies itself
+// with is_causal=True.
 #pragma once
 
 #include "ir/tensor_egraph.h"
 
 namespace sator::rules {
 
-// True when `mask` (a tensor class of the e-graph) is the causal mask of an
-// L x L score matrix, L being the mask's last dimension.
-bool is_causal_mask(TensorEGraph& t, eg::Id mask);
+enum class MaskKind : uint8_t {
+  Other,   // anything else: passed to SDPA as it is
+  Zero,    // adds 0 everywhere: no mask
+  Causal,  // the causal mask of an L x L score matrix, L its last dimension
+};
+
+// What `mask` (a floating tensor class of the e-graph) does to the scores.
+MaskKind classify_mask(TensorEGraph& t, eg::Id mask);
+
+inline bool is_causal_mask(TensorEGraph& t, eg::Id mask) { return classify_mask(t, mask) == MaskKind::Causal; }
 
 }  // namespace sator::rules

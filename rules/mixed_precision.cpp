@@ -54,13 +54,13 @@ bool zero_or_masking(AttentionBuilder& b, eg::EGraph& g, Id m, int depth = 0) {
 }
 
 // `m` as type t: negatives below t's lowest finite value clamped to it first
-// (float32's min would overflow to -inf), unless `m` is the causal triangle,
-// which has no fully masked row and which the attention rule recognises
-// through a plain convert. kNoId for a mask whose values are not known to be
+// (float32's min would overflow to -inf), unless `m` is the causal triangle
+// (no fully masked row) or adds 0 everywhere, which the attention rule
+// recognises through a plain convert. kNoId for a mask whose values are not known to be
 // 0 or masking (it would be rounded).
 Id mask_in(AttentionBuilder& b, eg::EGraph& g, Id m, DType t, const std::optional<Value>& device) {
   Id src = m;
-  if (!is_causal_mask(b.t, m)) {
+  if (classify_mask(b.t, m) == MaskKind::Other) {
     if (!zero_or_masking(b, g, m)) return kNoId;
     if (!device) return kNoId;  // the clamp's scalar would land on the CPU
     NodeAttrs lt;

@@ -14,6 +14,7 @@
 #include "ir/tensor_egraph.h"
 #include "rules/attention_rules.h"
 #include "rules/attention_train_rules.h"
+#include "rules/dropout_draws.h"
 #include "rules/key_gradient_sum.h"
 #include "rules/layout_rules.h"
 #include "rules/mask_algebra.h"
@@ -74,7 +75,7 @@ void check_output_target(const Graph& g, const Graph& input, const std::string& 
 
 size_t default_node_limit(const Graph& input) { return std::max<size_t>(200000, 20 * input.nodes.size()); }
 
-OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
+static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& options) {
   // The time limit counts from here: building the e-graph, saturation and
   // extraction's search share it.
   const auto begin = std::chrono::steady_clock::now();
@@ -205,6 +206,21 @@ OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
   r.z3_cache_hits = t.prover.stats().cache_hits;
   r.z3_calls = t.prover.stats().z3_calls;
   return r;
+}
+
+OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
+  OptimizeResult r = optimize_once(input, options);
+  if (!options.fuse_dropout || !mixes_dropout_draws(input, r.output)) return r;
+  // Part of a block fused with its dropout, part left drawing aten.rand:
+  // the halves would drop different entries. Done again without dropout
+  // fusion (blocks without dropout still fuse).
+  OptimizeOptions again = options;
+  again.fuse_dropout = false;
+  OptimizeResult safe = optimize_once(input, again);
+  safe.declined.push_back(
+      "fuse_dropout: the extraction kept part of an attention block drawing its own dropout mask beside a fused "
+      "kernel drawing another; optimized without dropout fusion");
+  return safe;
 }
 
 }  // namespace sator::rules

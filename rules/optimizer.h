@@ -54,6 +54,8 @@ struct OptimizeResult {
   // Phases the time limit cut short ("saturation", "extraction"; the CLI
   // adds "chunk planning"): each still finished with a valid result.
   std::vector<std::string> limited;
+  // What the optimizer chose not to do, each with the reason.
+  std::vector<std::string> declined;
 };
 
 // A graph's cost under `cost`: "nodes" (compute nodes) or "roofline" (the

@@ -4,6 +4,7 @@
 #include "ir/graph_io.h"
 #include "ir/shape_check.h"
 #include "rules/attention_rules.h"
+#include "rules/dropout_draws.h"
 #include "rules/optimizer.h"
 #include "test_util.h"
 
@@ -24,8 +25,11 @@ double scale_of(const Node& n) {
   return s->f;
 }
 
+// A corpus graph by name ("gpt2.infer.g0"), or by its path under corpus/
+// ("zoo/graphs/bert.amp-eager.infer.g0").
 Graph optimized(const std::string& name) {
-  return rules::optimize(load_graph(test::corpus_path("graphs/" + name + ".json")), {}).output;
+  const std::string path = name.find('/') == std::string::npos ? "graphs/" + name : name;
+  return rules::optimize(load_graph(test::corpus_path(path + ".json")), {}).output;
 }
 
 }  // namespace
@@ -75,8 +79,14 @@ TEST_CASE("attention: causal masks become is_causal, other masks stay masks", "[
   check("gpt2.infer.g0", true, false);      // where(col <= row, 0, finfo.min)
   check("gpt2.infer.dyn.g0", true, false);  // the same with symbolic sizes
   check("llama.infer.g0", true, false);
-  check("bert.infer.g0", false, true);      // a padding mask
-  check("opt.infer.g0", false, true);       // causal plus padding: not the triangle alone
+  // where(row >= 0, 0, finfo.min): every entry kept, so no mask at all.
+  check("bert.infer.g0", false, false);
+  // The triangle & a padding mask gathered from full(1): the triangle alone.
+  check("opt.infer.g0", true, false);
+  // A padding mask read from the attention_mask input stays a mask.
+  check("zoo/graphs/bert.amp-eager.infer.g0", false, true);
+  // The triangle & a sliding window of 4096 over 1024 positions (Mistral).
+  check("zoo/graphs/mistral.amp-eager.infer.g0", true, false);
 }
 
 namespace {
@@ -232,4 +242,26 @@ TEST_CASE("softmax of a 16-bit tensor, decomposed with an upcast", "[rules][atte
   CHECK(out.nodes[p.args[0].node].name == "x");
   CHECK(p.args[2].b);
   CHECK(p.tensor.dtype == DType::Float32);
+}
+
+TEST_CASE("dropout fusion is declined when the extraction would mix two sources of draws", "[rules][attention]") {
+  // The tree extractor counts the shared mask and scores once per use, so on
+  // BERT's training graph it took the fused kernel for some outputs and the
+  // decomposed rand-drawing forms for others: the halves would drop different
+  // entries. The optimizer redoes such a graph without dropout fusion.
+  const Graph input = load_graph(test::corpus_path("graphs/bert.train.g0.json"));
+  rules::OptimizeOptions tree;
+  tree.fuse_dropout = true;
+  tree.extractor = "tree";
+  const rules::OptimizeResult t = rules::optimize(input, tree);
+  CHECK_FALSE(rules::mixes_dropout_draws(input, t.output));
+  REQUIRE(t.declined.size() == 1);
+  CHECK(t.declined[0].find("fuse_dropout") != std::string::npos);
+  // The dag extractor takes each block whole: nothing declined, every block fused.
+  rules::OptimizeOptions dag = tree;
+  dag.extractor = "dag";
+  const rules::OptimizeResult d = rules::optimize(input, dag);
+  CHECK(d.declined.empty());
+  CHECK_FALSE(rules::mixes_dropout_draws(input, d.output));
+  CHECK(d.sdpa_out > d.sdpa_in);
 }

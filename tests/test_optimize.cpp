@@ -25,7 +25,7 @@ TEST_CASE("optimize on every corpus graph", "[optimize][corpus]") {
   std::set<std::string> unfused;  // inference graphs with an attention block left unfused
   // Training graphs whose attention adds a bias (a mask tensor): fused with
   // the mask as attn_bias, unless --no-training-attention-bias.
-  const std::set<std::string> attention_bias = {"opt.train.g2", "opt.train.g3", "vit.train.g0"};
+  const std::set<std::string> attention_bias = {"opt.train.g2", "opt.train.g3"};
   // Training graphs whose attention applies dropout to the probabilities.
   const std::set<std::string> attention_dropout = {"bert.train.g0",       "bert.train.dyn.g0", "distilbert.train.g0",
                                                    "gpt2.train.g0",       "gpt2.train.dyn.g0", "zoo_hf.train.g0",
