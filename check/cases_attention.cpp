@@ -135,22 +135,30 @@ NodeId attention(Draw& d, size_t rank, bool dropout) {
 // dS = fma(-P, sum(dP·P, -1), dP·P) with dP = matmul(dO, vᵀ), then dQ =
 // matmul(dS·c, k) (the root), dK = matmul((dS·c)ᵀ, q) or its transpose form
 // matmul(qᵀ, dS·c), dV = matmul(Pᵀ, dO); O, dK and dV are outputs too.
-NodeId attention_training(Draw& d, bool dropout) {
+// With a 16-bit `t` (no dropout): q, k, v and dO of type t, a 16-bit
+// softmax P16, and the backward in float32 on the upcasts of P16 and dP,
+// cast back to t (what AOTAutograd writes for 16-bit weights).
+NodeId attention_training(Draw& d, bool dropout, DType t = DType::Float32) {
+  const bool half = t != DType::Float32;
   const std::vector<SymExpr> batch = d.shape(2);
   const int mask_kind = static_cast<int>(d.integer(0, 2));  // none, [L,S] input, causal iota
   const SymExpr L = d.size(), E = d.size(), Ev = d.size();
   const SymExpr S = mask_kind == 2 ? L : d.size();
-  const NodeId q = d.b.input(cat(batch, {L, E})), k = d.b.input(cat(batch, {S, E})), v = d.b.input(cat(batch, {S, Ev}));
+  const NodeId q = d.b.input(cat(batch, {L, E}), t), k = d.b.input(cat(batch, {S, E}), t);
+  const NodeId v = d.b.input(cat(batch, {S, Ev}), t);
   const NodeId qk = d.b.op("aten.matmul.default", {B::ref(q), B::ref(transposed(d, k, 4))});
   const char* scale_op = d.coin() ? "aten.mul.Tensor" : "aten.div.Tensor";
   Value scale = Value::of_float(d.number());
-  if (const int64_t kind = d.integer(0, 2); kind == 1)
-    scale = B::ref(d.b.op("aten.scalar_tensor.default", {scale}, {{"dtype", Value::of_dtype(DType::Float32)}}));
+  if (const int64_t kind = d.integer(0, half ? 1 : 2); kind == 1)
+    scale = B::ref(d.b.op("aten.scalar_tensor.default", {scale}, {{"dtype", Value::of_dtype(t)}}));
   else if (kind == 2)  // computed at run time, in [1, 3): a scale near 0 would only test rounding
     scale = B::ref(d.b.op("aten.add.Tensor", {B::ref(d.b.input({})), Value::of_float(2.0)}));
   NodeId s = d.b.op(scale_op, {B::ref(qk), scale});
-  if (mask_kind != 0)
-    s = d.b.op("aten.add.Tensor", {B::ref(s), B::ref(mask_kind == 1 ? d.b.input({L, S}) : iota_mask(d, L, S, 1, !dropout))});
+  if (mask_kind != 0) {
+    NodeId m = mask_kind == 1 ? d.b.input({L, S}, t) : iota_mask(d, L, S, 1, !dropout);
+    if (half && mask_kind == 2) m = d.b.op("prims.convert_element_type.default", {B::ref(m), Value::of_dtype(t)});
+    s = d.b.op("aten.add.Tensor", {B::ref(s), B::ref(m)});
+  }
   const NodeId p = d.b.op("aten._softmax.default", {B::ref(s), Value::of_int(-1), Value::of_bool(false)});
   // With dropout: P' = P·keep/(1-p) multiplies v; the backward masks dP the same way.
   NodeId pv = p, keep = 0;
@@ -162,7 +170,7 @@ NodeId attention_training(Draw& d, bool dropout) {
     pv = d.b.op("aten.mul.Tensor", {B::ref(d.b.op("aten.mul.Tensor", {B::ref(keep), B::ref(p)})), Value::of_float(1.0 / (1.0 - drop))});
   }
   const NodeId o = d.b.op("aten.matmul.default", {B::ref(pv), B::ref(v)});
-  const NodeId d_out = d.b.input(cat(batch, {L, Ev}));
+  const NodeId d_out = d.b.input(cat(batch, {L, Ev}), t);
   NodeId dp = d.b.op("aten.matmul.default", {B::ref(d_out), B::ref(transposed(d, v, 4))});
   if (dropout) {
     const NodeId mask = d.b.op("aten.mul.Tensor", {B::ref(d.b.op("prims.convert_element_type.default",
@@ -170,10 +178,16 @@ NodeId attention_training(Draw& d, bool dropout) {
                                                    Value::of_float(1.0 / (1.0 - drop))});
     dp = d.b.op("aten.mul.Tensor", {B::ref(dp), B::ref(mask)});
   }
-  const NodeId dpp = d.b.op("aten.mul.Tensor", {B::ref(dp), B::ref(p)});
+  auto upcast = [&](NodeId x) {
+    return half ? d.b.op("prims.convert_element_type.default", {B::ref(x), Value::of_dtype(DType::Float32)}) : x;
+  };
+  const NodeId p32 = upcast(p), dp32 = upcast(dp);
+  const NodeId dpp = d.b.op("aten.mul.Tensor", {B::ref(dp32), B::ref(p32)});
   const NodeId sum = d.b.op("aten.sum.dim_IntList", {B::ref(dpp), B::ints({-1}), Value::of_bool(true)});
-  const NodeId neg = d.b.op("aten.neg.default", {B::ref(p)});
-  const NodeId ds = d.b.op(scale_op, {B::ref(d.b.op("prims.fma.default", {B::ref(neg), B::ref(sum), B::ref(dpp)})), scale});
+  const NodeId neg = d.b.op("aten.neg.default", {B::ref(p32)});
+  NodeId grad = d.b.op("prims.fma.default", {B::ref(neg), B::ref(sum), B::ref(dpp)});
+  if (half) grad = d.b.op("prims.convert_element_type.default", {B::ref(grad), Value::of_dtype(t)});
+  const NodeId ds = d.b.op(scale_op, {B::ref(grad), scale});
   const NodeId dq = d.b.op("aten.matmul.default", {B::ref(ds), B::ref(k)});
   // The backward's transposes as permutes (what the rule writes; transpose.int
   // meets them through the layout rules, not checked here).
@@ -383,6 +397,8 @@ std::vector<RuleCase> attention_cases() {
       {"attention-dropout", 4, 4, false, true, [](Draw& d, size_t r) { return attention(d, r, true); }},
       {"attention-training", 4, 4, false, false, [](Draw& d, size_t) { return attention_training(d, false); }},
       {"attention-training-dropout", 4, 4, false, true, [](Draw& d, size_t) { return attention_training(d, true); }},
+      {"attention-training-16-bit", 4, 4, false, false,
+       [](Draw& d, size_t) { return attention_training(d, false, d.coin() ? DType::BFloat16 : DType::Float16); }},
       // The left side's zero comes out as float64 rounding: up to 5.7e-6 of
       // the comparison's floor (a millionth of the largest output) over
       // 33,000 trials, seeds 1-11 (large scales make P near one-hot and dK

@@ -1,3 +1,4 @@
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -14,47 +15,91 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-Json size_json(const SymExpr& e) {
-  if (auto c = e.as_constant()) return *c;
-  return e.to_string();
-}
+// The node lines are appended to the output text directly (a graph of a
+// million nodes would otherwise build a million JSON documents only to
+// print them); the text is what nlohmann's dump() gives for the same
+// document, which tests compare.
 
-Json sizes_json(const std::vector<SymExpr>& v) {
-  Json a = Json::array();
-  for (const SymExpr& e : v) a.push_back(size_json(e));
-  return a;
-}
-
-Json value_json(const Graph& g, const Value& v) {
-  switch (v.kind) {
-    case Value::Kind::None: return nullptr;
-    case Value::Kind::Bool: return v.b;
-    case Value::Kind::Int: return v.i;
-    case Value::Kind::Float:
-      if (std::isnan(v.f)) return Json{{"float", "nan"}};
-      if (std::isinf(v.f)) return Json{{"float", v.f > 0 ? "inf" : "-inf"}};
-      return v.f;
-    case Value::Kind::Str: return v.s;
-    case Value::Kind::Node: return Json{{"node", g.nodes.at(v.node).name}};
-    case Value::Kind::Sym: return Json{{"sym", v.sym.to_string()}};
-    case Value::Kind::List: {
-      Json a = Json::array();
-      for (const Value& x : v.list) a.push_back(value_json(g, x));
-      return a;
+void append_string(std::string& out, std::string_view s) {
+  // Printable ASCII needs no escapes; anything else takes nlohmann's exact
+  // escaping (and its refusal of invalid UTF-8).
+  for (const char c : s)
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
+      out += Json(std::string(s)).dump();
+      return;
     }
-    case Value::Kind::DType: return Json{{"dtype", std::string(dtype_name(v.dtype))}};
-    case Value::Kind::Device: return Json{{"device", v.s}};
-    case Value::Kind::Enum: return Json{{"enum", v.s}};
-    case Value::Kind::Repr: return Json{{"repr", v.s}};
-    case Value::Kind::Dict: return Json{{"dict", Json::parse(v.s)}};
-  }
-  return nullptr;
+  out += '"';
+  out += s;
+  out += '"';
 }
 
-void put_tensor(Json& j, const TensorType& t) {
-  j["shape"] = sizes_json(t.shape);
-  j["stride"] = sizes_json(t.stride);
-  j["dtype"] = std::string(dtype_name(t.dtype));
+void append_int(std::string& out, int64_t v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+// {"key":"text"}
+void append_tagged(std::string& out, const char* key, std::string_view text) {
+  out += "{\"";
+  out += key;
+  out += "\":";
+  append_string(out, text);
+  out += '}';
+}
+
+void append_size(std::string& out, const SymExpr& e) {
+  if (auto c = e.as_constant()) append_int(out, *c);
+  else append_string(out, e.to_string());
+}
+
+void append_sizes(std::string& out, const std::vector<SymExpr>& v) {
+  out += '[';
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    append_size(out, v[i]);
+  }
+  out += ']';
+}
+
+void append_value(std::string& out, const Graph& g, const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::None: out += "null"; return;
+    case Value::Kind::Bool: out += v.b ? "true" : "false"; return;
+    case Value::Kind::Int: append_int(out, v.i); return;
+    case Value::Kind::Float:
+      if (std::isnan(v.f)) out += "{\"float\":\"nan\"}";
+      else if (std::isinf(v.f)) out += v.f > 0 ? "{\"float\":\"inf\"}" : "{\"float\":\"-inf\"}";
+      else out += Json(v.f).dump();
+      return;
+    case Value::Kind::Str: append_string(out, v.s); return;
+    case Value::Kind::Node: append_tagged(out, "node", g.nodes.at(v.node).name); return;
+    case Value::Kind::Sym: append_tagged(out, "sym", v.sym.to_string()); return;
+    case Value::Kind::List:
+      out += '[';
+      for (size_t i = 0; i < v.list.size(); ++i) {
+        if (i) out += ',';
+        append_value(out, g, v.list[i]);
+      }
+      out += ']';
+      return;
+    case Value::Kind::DType: append_tagged(out, "dtype", dtype_name(v.dtype)); return;
+    case Value::Kind::Device: append_tagged(out, "device", v.s); return;
+    case Value::Kind::Enum: append_tagged(out, "enum", v.s); return;
+    case Value::Kind::Repr: append_tagged(out, "repr", v.s); return;
+    case Value::Kind::Dict: out += "{\"dict\":" + Json::parse(v.s).dump() + "}"; return;
+  }
+  out += "null";
+}
+
+// ,"shape":[..],"stride":[..],"dtype":".." (after an object's first member).
+void append_tensor_members(std::string& out, const TensorType& t) {
+  out += "\"shape\":";
+  append_sizes(out, t.shape);
+  out += ",\"stride\":";
+  append_sizes(out, t.stride);
+  out += ",\"dtype\":";
+  append_string(out, dtype_name(t.dtype));
 }
 
 Json symbols_json(const std::vector<Symbol>& symbols) {
@@ -70,46 +115,84 @@ Json symbols_json(const std::vector<Symbol>& symbols) {
   return out;
 }
 
-Json node_json(const Graph& g, const Node& n) {
-  Json j;
-  j["name"] = n.name;
-  j["op"] = n.op;
-  if (n.role != Role::None) j["role"] = std::string(role_name(n.role));
-  if (n.target) j["target"] = *n.target;
-  if (n.value) j["value"] = value_json(g, *n.value);
+void append_node(std::string& out, const Graph& g, const Node& n) {
+  out += "{\"name\":";
+  append_string(out, n.name);
+  out += ",\"op\":";
+  append_string(out, n.op);
+  if (n.role != Role::None) {
+    out += ",\"role\":";
+    append_string(out, role_name(n.role));
+  }
+  if (n.target) {
+    out += ",\"target\":";
+    append_string(out, *n.target);
+  }
+  if (n.value) {
+    out += ",\"value\":";
+    append_value(out, g, *n.value);
+  }
   if (n.op != "placeholder") {
-    Json args = Json::array();
-    for (const Value& v : n.args) args.push_back(value_json(g, v));
-    j["args"] = std::move(args);
+    out += ",\"args\":[";
+    for (size_t i = 0; i < n.args.size(); ++i) {
+      if (i) out += ',';
+      append_value(out, g, n.args[i]);
+    }
+    out += ']';
   }
   if (!n.kwargs.empty()) {
-    Json kw = Json::object();
-    for (const auto& [k, v] : n.kwargs) kw[k] = value_json(g, v);
-    j["kwargs"] = std::move(kw);
+    out += ",\"kwargs\":{";
+    bool first = true;
+    for (const auto& [k, v] : n.kwargs) {
+      if (!first) out += ',';
+      first = false;
+      append_string(out, k);
+      out += ':';
+      append_value(out, g, v);
+    }
+    out += '}';
   }
   switch (n.result) {
     case Node::Result::None: break;
-    case Node::Result::Tensor: put_tensor(j, n.tensor); break;
-    case Node::Result::SymInt: j["symint"] = size_json(n.symint); break;
+    case Node::Result::Tensor:
+      out += ',';
+      append_tensor_members(out, n.tensor);
+      break;
+    case Node::Result::SymInt:
+      out += ",\"symint\":";
+      append_size(out, n.symint);
+      break;
     case Node::Result::Tuple: {
-      Json outs = Json::array();
-      for (const OutputSlot& s : n.outputs) {
-        Json o;
-        if (s.kind == OutputSlot::Kind::Tensor) put_tensor(o, s.tensor);
-        else if (s.kind == OutputSlot::Kind::Scalar) o["scalar"] = value_json(g, s.scalar);
-        outs.push_back(std::move(o));
+      out += ",\"outputs\":[";
+      for (size_t i = 0; i < n.outputs.size(); ++i) {
+        const OutputSlot& s = n.outputs[i];
+        if (i) out += ',';
+        if (s.kind == OutputSlot::Kind::Tensor) {
+          out += '{';
+          append_tensor_members(out, s.tensor);
+          out += '}';
+        } else if (s.kind == OutputSlot::Kind::Scalar) {
+          out += "{\"scalar\":";
+          append_value(out, g, s.scalar);
+          out += '}';
+        } else {
+          out += "null";  // a slot with nothing known
+        }
       }
-      j["outputs"] = std::move(outs);
+      out += ']';
       break;
     }
   }
   if (!n.body.empty()) {
     const Graph& body = n.body.front();
-    Json nodes = Json::array();
-    for (const Node& b : body.nodes) nodes.push_back(node_json(body, b));
-    j["body"] = Json{{"symbols", symbols_json(body.symbols)}, {"nodes", std::move(nodes)}};
+    out += ",\"body\":{\"symbols\":" + symbols_json(body.symbols).dump() + ",\"nodes\":[";
+    for (size_t i = 0; i < body.nodes.size(); ++i) {
+      if (i) out += ',';
+      append_node(out, body, body.nodes[i]);
+    }
+    out += "]}";
   }
-  return j;
+  out += '}';
 }
 
 }  // namespace
@@ -126,7 +209,7 @@ std::string write_graph_text(const Graph& g) {
   out.pop_back();  // reopen the object to append "nodes"
   out += ",\"nodes\":[\n";
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    out += node_json(g, g.nodes[i]).dump();
+    append_node(out, g, g.nodes[i]);
     out += i + 1 < g.nodes.size() ? ",\n" : "\n";
   }
   out += "]}\n";

@@ -14,6 +14,9 @@ const std::vector<RuleInfo>& attention_train_rule_info() {
        "O = matmul(P, v), P = _softmax(matmul(q, kᵀ)·s [+ m], -1) with the backward dS = fma(-P, sum(dP·P, -1), dP·P), "
        "dP = matmul(dO, vᵀ): O, dQ = matmul(dS·s, k), dK = matmul((dS·s)ᵀ, q), dV = matmul(Pᵀ, dO) = "
        "_scaled_dot_product_efficient_attention(q, k, v, m) and its _backward"},
+      {"attention-training-16-bit",
+       "the same under autocast or with 16-bit weights: dS16 = convert(fma(-P, sum(dP·P, -1), dP·P), t) with dP = "
+       "convert(dP16) and P = P32 (O = matmul(convert(P32, t), v)) or convert(P16): the kernels on 16-bit q, k, v"},
       {"attention-training-dropout",
        "the same with P' = P·keep/(1-p) multiplying v and dP = dP'·keep/(1-p): the kernels with dropout_p = p "
        "(their own draws: equal in distribution only, so opt-in, --fuse-dropout)"},
@@ -268,6 +271,48 @@ std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t, bool fuse_dropou
   };
   rs.emplace_back("attention-training", t.lang, core, applier(false));
   if (fuse_dropout) rs.emplace_back("attention-training-dropout", t.lang, core, applier(true));
+  // Under autocast or with 16-bit weights the backward runs in float32 on
+  // upcasts and is cast back: dS16 = convert(fma(-P, sum(dP·P), dP·P)) with
+  // dP = convert(dP16) and P the float32 probabilities — P32 itself (autocast:
+  // the forward multiplies v by P16 = convert(P32)) or convert(P16) (16-bit
+  // weights). The kernels do the same arithmetic in float32 inside, so the
+  // 16-bit classes P16 and dP16 stand for P and dP; rounding to 16 bits
+  // happens at other points (the kernels' documented accuracy, checked on
+  // the GPU: docs/results/zoo.md).
+  const char* core16 =
+      "(prims.convert_element_type.default (prims.fma.default (aten.neg.default ?p) (aten.sum.dim_IntList@_ "
+      "(aten.mul.Tensor ?dp ?p)) (aten.mul.Tensor ?dp ?p)))";
+  rs.emplace_back("attention-training-16-bit", t.lang, core16, [b, with_bias](eg::EGraph& g, Id eclass, Subst s) -> Id {
+    const auto t16 = b->dtype(g, eclass);
+    if (!t16 || (*t16 != DType::BFloat16 && *t16 != DType::Float16)) return kNoId;
+    if (b->dtype(g, s[0]) != DType::Float32 || b->dtype(g, s[1]) != DType::Float32) return kNoId;
+    const Id fma = b->child(g, s.root, 0);
+    bool last = false;
+    for (Id f : b->nodes(g, fma, "prims.fma.default"))
+      for (Id sum : b->nodes(g, b->child(g, f, 1), "aten.sum.dim_IntList")) {
+        const NodeAttrs& a = b->attrs(g, sum);
+        last |= a.args.size() >= 3 && int_list(a.args[1], 4) == std::vector<int64_t>{3} &&
+                a.args[2].kind == Value::Kind::Bool && a.args[2].b;
+      }
+    if (!last) return kNoId;
+    // The 16-bit class a float32 class is the upcast of.
+    auto narrow_of = [&](Id wide) -> std::vector<Id> {
+      std::vector<Id> out;
+      for (Id cv : b->nodes(g, wide, "prims.convert_element_type.default"))
+        if (b->dtype(g, b->child(g, cv, 0)) == t16) out.push_back(b->child(g, cv, 0));
+      return out;
+    };
+    std::vector<Id> p16 = narrow_of(s[0]);
+    const auto convert = b->t.lang.find_op("prims.convert_element_type.default");
+    if (convert) {  // autocast: P16 = convert(P32, t16)
+      NodeAttrs ca;
+      ca.args = {Value::of_node(0), Value::of_dtype(*t16)};
+      if (auto down = g.lookup(*convert, b->t.lang.intern(ca), std::vector<Id>{g.find(s[0])})) p16.push_back(*down);
+    }
+    for (Id dp : narrow_of(s[1]))
+      for (Id p : p16) fuse_training_attention(b, g, p, dp, eclass, false, with_bias);
+    return kNoId;
+  });
   return rs;
 }
 

@@ -413,7 +413,8 @@ GreedyResult greedy_optimize(const Graph& input, const GreedyOptions& options) {
   std::deque<Graph> graphs;
   const Graph* current = &input;
   const size_t rounds = options.fixpoint ? std::max<size_t>(options.max_rounds, 1) : 1;
-  std::string before = structure(input);
+  // The fixpoint compares whole graphs (below); a single round needs no copy.
+  std::string before = options.fixpoint ? structure(input) : std::string();
   for (size_t round = 0; round < rounds; ++round) {
     // One e-graph per round: all passes rewrite the same term graph, as
     // Inductor's passes rewrite one FX graph.
@@ -452,7 +453,7 @@ GreedyResult greedy_optimize(const Graph& input, const GreedyOptions& options) {
   r.saturate_ms = ms_since(t0);
 
   const auto tw = std::chrono::steady_clock::now();
-  r.output = *current;
+  r.output = graphs.empty() ? input : std::move(graphs.back());
   finish_result(r, "greedy", options.cost, options.device);
   r.write_ms = ms_since(tw);
   r.extract_dag_cost = r.cost_out;

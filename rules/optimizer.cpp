@@ -96,18 +96,20 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
   for (eg::Rewrite& r : recompose_rules(t)) rules.push_back(std::move(r));
   // Training graphs fuse attention's forward and backward together: the
   // forward alone would keep the scores alive for the backward and save nothing.
-  if (!is_training_graph(input)) {
+  const bool training = is_training_graph(input);
+  if (!training) {
     for (eg::Rewrite& r : attention_rules(t, options.fuse_dropout)) rules.push_back(std::move(r));
-    // Masks and casts written the ways models write them, seen through.
-    for (eg::Rewrite& r : mask_algebra_rules(t)) rules.push_back(std::move(r));
-    if (options.mixed_precision_attention)
-      for (eg::Rewrite& r : mixed_precision_rules(t)) rules.push_back(std::move(r));
-  }
-  else if (options.training_attention) {
+  } else if (options.training_attention) {
     for (eg::Rewrite& r : attention_train_rules(t, options.fuse_dropout, options.training_attention_bias))
       rules.push_back(std::move(r));
     // Once fused, a key bias's gradient (dK summed over the keys) is zero.
     for (eg::Rewrite& r : key_gradient_rules(t)) rules.push_back(std::move(r));
+  }
+  if (!training || options.training_attention) {
+    // Masks and casts written the ways models write them, seen through.
+    for (eg::Rewrite& r : mask_algebra_rules(t)) rules.push_back(std::move(r));
+    if (options.mixed_precision_attention)
+      for (eg::Rewrite& r : mixed_precision_rules(t)) rules.push_back(std::move(r));
   }
   eg::Runner runner;
   runner.with_iter_limit(options.iter_limit)
