@@ -24,7 +24,10 @@ struct OptimizeOptions {
   double time_limit_s = 10.0;
   bool fuse_dropout = false;  // attention with explicit dropout -> SDPA's own (changes random draws)
   bool training_attention = true;  // joint graphs: attention forward and backward fused together
-  bool training_attention_bias = true;  // ... also where the scores add a mask tensor
+  // ... also where the scores add a mask tensor (passed as attn_bias): off by
+  // default, the biased kernels measured slower than the decomposed block on
+  // the H200 (bert training 0.95-0.99x, docs/results/zoo.md), at less memory.
+  bool training_attention_bias = false;
   // Inference attention under autocast (16-bit scores, a float32 mask, a
   // float32 softmax cast back) fused in 16 bits (rules/mixed_precision.h).
   bool mixed_precision_attention = true;
