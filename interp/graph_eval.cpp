@@ -41,6 +41,12 @@ Shape concrete_shape(const std::vector<SymExpr>& shape, const std::function<int6
 Tensor64 constant_tensor(const Node& n, const Shape& shape) {
   Tensor64 t = Tensor64::filled(shape, 0.0, n.tensor.dtype);
   if (!n.value || n.value->is_none()) throw InterpError("constant without data");
+  if (n.value->kind == Value::Kind::Numbers) {
+    const PackedNumbers& p = *n.value->numbers;
+    if (p.size() != t.data.size()) throw InterpError("constant has the wrong number of elements");
+    for (size_t k = 0; k < p.size(); ++k) t.data[k] = p.number(k);
+    return t;
+  }
   std::vector<double> flat;
   std::function<void(const Value&)> walk = [&](const Value& v) {
     if (v.is_list()) {

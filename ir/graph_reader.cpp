@@ -249,6 +249,48 @@ class Reader {
     fail("unsupported JSON value in an argument");
   }
 
+  // A constant's nested lists (check_constant has checked their nesting),
+  // packed when every leaf is of one kind, as torch's tolist() writes them;
+  // anything else keeps the general form.
+  Value read_constant(const Json& j) {
+    auto p = std::make_shared<PackedNumbers>();
+    Json first = j;
+    while (first.is_array()) {
+      if (first.size() == 0) return read_value(j, 0);
+      p->dims.push_back(static_cast<int64_t>(first.size()));
+      first = first[0];
+    }
+    if (first.is_bool()) p->leaf = PackedNumbers::Leaf::Bool;
+    else if (first.is_int()) p->leaf = PackedNumbers::Leaf::Int;
+    else if (first.type() == Json::Type::Float) p->leaf = PackedNumbers::Leaf::Float;
+    else return read_value(j, 0);
+    if (!pack_leaves(j, *p)) return read_value(j, 0);
+    return Value::of_numbers(std::move(p));
+  }
+
+  bool pack_leaves(const Json& v, PackedNumbers& p) {
+    if (v.is_array()) {
+      for (size_t k = 0; k < v.size(); ++k)
+        if (!pack_leaves(v[k], p)) return false;
+      return true;
+    }
+    switch (p.leaf) {
+      case PackedNumbers::Leaf::Bool:
+        if (!v.is_bool()) return false;
+        p.ints.push_back(v.as_bool() ? 1 : 0);
+        return true;
+      case PackedNumbers::Leaf::Int:
+        if (!v.is_int() || v.int_overflow()) return false;
+        p.ints.push_back(v.as_int());
+        return true;
+      case PackedNumbers::Leaf::Float:
+        if (v.type() != Json::Type::Float) return false;
+        p.floats.push_back(v.as_double());
+        return true;
+    }
+    return false;
+  }
+
   Value read_tagged(const Json& j) {
     if (j.size() != 1) fail("an encoded value must have exactly one key, got " + j.dump());
     const std::string_view key = j.key(0);
@@ -412,7 +454,8 @@ class Reader {
       n.target = std::string(f.target->as_string());
       if (f.value) {
         if (!f.value->is_null() && n.result == Node::Result::Tensor) check_constant(*f.value, n.tensor.shape, 0);
-        n.value = read_value(*f.value, 0);
+        n.value = f.value->is_array() && n.result == Node::Result::Tensor ? read_constant(*f.value)
+                                                                          : read_value(*f.value, 0);
       }
     }
     if (f.body.has_value() != (n.op == "sator.chunked"))

@@ -1,4 +1,5 @@
 #include <charconv>
+#include <functional>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -62,6 +63,30 @@ void append_sizes(std::string& out, const std::vector<SymExpr>& v) {
   out += ']';
 }
 
+// Nested lists of the packed numbers, as they were read.
+void append_numbers(std::string& out, const PackedNumbers& p) {
+  size_t next = 0;
+  std::function<void(size_t)> level = [&](size_t d) {
+    out += '[';
+    for (int64_t k = 0; k < p.dims[d]; ++k) {
+      if (k) out += ',';
+      if (d + 1 < p.dims.size()) {
+        level(d + 1);
+        continue;
+      }
+      switch (p.leaf) {
+        case PackedNumbers::Leaf::Int: append_int(out, p.ints[next]); break;
+        case PackedNumbers::Leaf::Bool: out += p.ints[next] ? "true" : "false"; break;
+        case PackedNumbers::Leaf::Float: out += Json(p.floats[next]).dump(); break;
+      }
+      ++next;
+    }
+    out += ']';
+  };
+  if (p.dims.empty()) return;
+  level(0);
+}
+
 void append_value(std::string& out, const Graph& g, const Value& v) {
   switch (v.kind) {
     case Value::Kind::None: out += "null"; return;
@@ -88,6 +113,7 @@ void append_value(std::string& out, const Graph& g, const Value& v) {
     case Value::Kind::Enum: append_tagged(out, "enum", v.s); return;
     case Value::Kind::Repr: append_tagged(out, "repr", v.s); return;
     case Value::Kind::Dict: out += "{\"dict\":" + Json::parse(v.s).dump() + "}"; return;
+    case Value::Kind::Numbers: append_numbers(out, *v.numbers); return;
   }
   out += "null";
 }

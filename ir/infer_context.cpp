@@ -59,6 +59,7 @@ std::string describe(const Value& v) {
     case Value::Kind::Node: return "a node";
     case Value::Kind::Sym: return "a symbolic int";
     case Value::Kind::List: return "a list";
+    case Value::Kind::Numbers: return "a constant's numbers";
     case Value::Kind::DType: return "a dtype";
     case Value::Kind::Device: return "a device";
     case Value::Kind::Enum: return "an enum";

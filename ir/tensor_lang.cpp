@@ -30,6 +30,11 @@ void append_value_key(std::string& out, const Value& v) {
       out.append("]");
       return;
     case Value::Kind::DType: out.append("d").append(dtype_name(v.dtype)); return;
+    case Value::Kind::Numbers:
+      // Only get_attr constants are packed, and their target names them
+      // (also in the key): the array's identity stands for its contents.
+      out.append("P").append(std::to_string(reinterpret_cast<uintptr_t>(v.numbers.get())));
+      return;
     default:
       out.append("t").append(std::to_string(static_cast<int>(v.kind))).append(":");
       out.append(std::to_string(v.s.size())).append(":").append(v.s);

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "interp/graph_eval.h"
 #include "ir/graph_io.h"
 #include "test_util.h"
 
@@ -70,4 +71,47 @@ TEST_CASE("the writer is atomic: a failed write leaves nothing behind", "[io]") 
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
   CHECK(entries == 1);  // no temporary files left
   fs::remove_all(dir);
+}
+
+TEST_CASE("constants are packed, written back as read, and evaluated", "[io][interp]") {
+  // One constant per leaf kind torch's tolist() writes, and one mixing kinds
+  // (kept as a general list); each added to x, which the interpreter runs.
+  auto graph = [](const std::string& value, const char* dtype) {
+    return test::document(
+        std::string(R"({"name":"x","op":"placeholder","role":"input","shape":[2,3],"stride":[3,1],"dtype":"float32"},)") +
+        R"({"name":"c","op":"get_attr","target":"_c","value":)" + value +
+        R"(,"args":[],"shape":[2,3],"stride":[3,1],"dtype":")" + dtype + R"("},)" +
+        R"({"name":"y","op":"aten.add.Tensor","args":[{"node":"x"},{"node":"c"}],"shape":[2,3],"stride":[3,1],"dtype":"float32"},)" +
+        R"({"name":"output","op":"output","args":[[{"node":"y"}]]})");
+  };
+  struct Case {
+    std::string value;
+    const char* dtype;
+    bool packed;
+    std::vector<double> elements;
+  };
+  const std::vector<Case> cases = {
+      {"[[1.5,-2.0,0.25],[3.0,1e-05,-0.0]]", "float32", true, {1.5, -2.0, 0.25, 3.0, 1e-05, -0.0}},
+      {"[[1,-2,3],[9007199254740993,0,5]]", "int64", true, {1, -2, 3, 9007199254740993.0, 0, 5}},
+      {"[[true,false,true],[false,false,true]]", "bool", true, {1, 0, 1, 0, 0, 1}},
+      {"[[1,2.5,3],[4,5,6]]", "float32", false, {1, 2.5, 3, 4, 5, 6}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.value);
+    const std::string text = graph(c.value, c.dtype);
+    const Graph g = read_graph_text(text, "constant.json");
+    const Value& v = *g.nodes[1].value;
+    CHECK((v.kind == Value::Kind::Numbers) == c.packed);
+    if (c.packed) {
+      REQUIRE(v.numbers->size() == 6);
+      CHECK(v.numbers->dims == std::vector<int64_t>{2, 3});
+    }
+    const std::string written = write_graph_text(g);
+    CHECK(written.find(c.value) != std::string::npos);  // the same text back
+    CHECK(read_graph_text(written, "again.json") == g);
+    interp::Tensor64 x = interp::Tensor64::filled({2, 3}, 10.0, DType::Float32);
+    const auto out = interp::evaluate_graph(g, {x});
+    REQUIRE(out.size() == 1);
+    for (size_t k = 0; k < 6; ++k) CHECK(out[0].tensor.data[k] == 10.0 + c.elements[k]);
+  }
 }
