@@ -173,6 +173,7 @@ class TermGraph {
   // The class a class stands for now (following replacements).
   Id resolve(Id c) const {
     c = g_.find(c);
+    if (replaced_.empty()) return c;  // most calls: no rewrite in this sweep yet
     for (auto it = replaced_.find(c); it != replaced_.end(); it = replaced_.find(c)) c = g_.find(it->second);
     return c;
   }
@@ -461,7 +462,9 @@ GreedyResult greedy_optimize(const Graph& input, const GreedyOptions& options) {
   r.saturate_ms = ms_since(t0);
 
   const auto tw = std::chrono::steady_clock::now();
-  r.output = graphs.empty() ? input : std::move(graphs.back());
+  // Moved, not copied (a conditional over `input` would make a const copy).
+  if (graphs.empty()) r.output = input;
+  else r.output = std::move(graphs.back());
   finish_result(r, "greedy", options.cost, options.device);
   r.write_ms = ms_since(tw);
   r.extract_dag_cost = r.cost_out;
