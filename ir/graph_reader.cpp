@@ -7,6 +7,7 @@
 
 #include "ir/graph_io.h"
 #include "ir/json_doc.h"
+#include "ir/packed_constant.h"
 
 namespace sator {
 
@@ -249,46 +250,11 @@ class Reader {
     fail("unsupported JSON value in an argument");
   }
 
-  // A constant's nested lists (check_constant has checked their nesting),
-  // packed when every leaf is of one kind, as torch's tolist() writes them;
-  // anything else keeps the general form.
+  // A constant's nested lists (check_constant has checked their nesting):
+  // packed where packable (ir/packed_constant.h), else the general form.
   Value read_constant(const Json& j) {
-    auto p = std::make_shared<PackedNumbers>();
-    Json first = j;
-    while (first.is_array()) {
-      if (first.size() == 0) return read_value(j, 0);
-      p->dims.push_back(static_cast<int64_t>(first.size()));
-      first = first[0];
-    }
-    if (first.is_bool()) p->leaf = PackedNumbers::Leaf::Bool;
-    else if (first.is_int()) p->leaf = PackedNumbers::Leaf::Int;
-    else if (first.type() == Json::Type::Float) p->leaf = PackedNumbers::Leaf::Float;
-    else return read_value(j, 0);
-    if (!pack_leaves(j, *p)) return read_value(j, 0);
-    return Value::of_numbers(std::move(p));
-  }
-
-  bool pack_leaves(const Json& v, PackedNumbers& p) {
-    if (v.is_array()) {
-      for (size_t k = 0; k < v.size(); ++k)
-        if (!pack_leaves(v[k], p)) return false;
-      return true;
-    }
-    switch (p.leaf) {
-      case PackedNumbers::Leaf::Bool:
-        if (!v.is_bool()) return false;
-        p.ints.push_back(v.as_bool() ? 1 : 0);
-        return true;
-      case PackedNumbers::Leaf::Int:
-        if (!v.is_int() || v.int_overflow()) return false;
-        p.ints.push_back(v.as_int());
-        return true;
-      case PackedNumbers::Leaf::Float:
-        if (v.type() != Json::Type::Float) return false;
-        p.floats.push_back(v.as_double());
-        return true;
-    }
-    return false;
+    if (auto p = pack_constant(j)) return Value::of_numbers(std::move(p));
+    return read_value(j, 0);
   }
 
   Value read_tagged(const Json& j) {
