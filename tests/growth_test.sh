@@ -58,7 +58,7 @@ elif [ -x /usr/bin/time ]; then
          <("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["nodes"][1]["value"][:5])' "$tmp/c.out.json") ||
     fail "the constant was not written back as read"
 else
-  echo "SKIP constant memory check: /usr/bin/time missing"
+  echo "SKIP constant memory check: /usr/bin/time missing (Debian package time, which scripts/deps installs)"
 fi
 echo "$failures failed"
 [ "$failures" -eq 0 ]
