@@ -1,9 +1,9 @@
 #include <charconv>
-#include <functional>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>

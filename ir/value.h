@@ -15,8 +15,6 @@ namespace sator {
 
 using NodeId = uint32_t;
 
-struct Value;
-
 // A constant tensor's elements as the format nests them (a get_attr's
 // `value`), packed: 8 bytes an element where a list of Values costs ~150.
 // Row-major, `dims` the nesting; every leaf of one kind, as torch's tolist()

@@ -248,6 +248,18 @@ Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id 
   return kNoId;
 }
 
+// Whether the softmax backward's fma node `fma` sums dP·P over the last dim,
+// keepdim (its second operand's class holds such a sum).
+bool sums_last_dim(Builder& b, eg::EGraph& g, Id fma) {
+  for (Id sum : b.nodes(g, b.child(g, fma, 1), "aten.sum.dim_IntList")) {
+    const NodeAttrs& a = b.attrs(g, sum);
+    if (a.args.size() >= 3 && int_list(a.args[1], 4) == std::vector<int64_t>{3} && a.args[2].kind == Value::Kind::Bool &&
+        a.args[2].b)
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t, bool fuse_dropout, bool with_bias) {
@@ -258,14 +270,7 @@ std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t, bool fuse_dropou
       "(prims.fma.default (aten.neg.default ?p) (aten.sum.dim_IntList@_ (aten.mul.Tensor ?dp ?p)) (aten.mul.Tensor ?dp ?p))";
   auto applier = [b, with_bias](bool dropout) {
     return [b, dropout, with_bias](eg::EGraph& g, Id eclass, Subst s) -> Id {
-      // sum over the last dim, keepdim.
-      bool last = false;
-      for (Id sum : b->nodes(g, b->child(g, s.root, 1), "aten.sum.dim_IntList")) {
-        const NodeAttrs& a = b->attrs(g, sum);
-        last |= a.args.size() >= 3 && int_list(a.args[1], 4) == std::vector<int64_t>{3} &&
-                a.args[2].kind == Value::Kind::Bool && a.args[2].b;
-      }
-      if (!last) return kNoId;
+      if (!sums_last_dim(*b, g, s.root)) return kNoId;
       return fuse_training_attention(b, g, s[0], s[1], eclass, dropout, with_bias);
     };
   };
@@ -286,14 +291,8 @@ std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t, bool fuse_dropou
     const auto t16 = b->dtype(g, eclass);
     if (!t16 || (*t16 != DType::BFloat16 && *t16 != DType::Float16)) return kNoId;
     if (b->dtype(g, s[0]) != DType::Float32 || b->dtype(g, s[1]) != DType::Float32) return kNoId;
-    const Id fma = b->child(g, s.root, 0);
     bool last = false;
-    for (Id f : b->nodes(g, fma, "prims.fma.default"))
-      for (Id sum : b->nodes(g, b->child(g, f, 1), "aten.sum.dim_IntList")) {
-        const NodeAttrs& a = b->attrs(g, sum);
-        last |= a.args.size() >= 3 && int_list(a.args[1], 4) == std::vector<int64_t>{3} &&
-                a.args[2].kind == Value::Kind::Bool && a.args[2].b;
-      }
+    for (Id f : b->nodes(g, b->child(g, s.root, 0), "prims.fma.default")) last |= sums_last_dim(*b, g, f);
     if (!last) return kNoId;
     // The 16-bit class a float32 class is the upcast of.
     auto narrow_of = [&](Id wide) -> std::vector<Id> {

@@ -33,6 +33,49 @@ class Tracer {
     return std::nullopt;
   }
 
+  // A boolean class as a conjunction of comparisons `a·j + b·i + c cmp 0`
+  // in its own coordinates: a comparison, `&` of such conjunctions, or the
+  // constant true (an empty conjunction).
+  std::optional<std::vector<Form>> conj(Id cls) {
+    cls = g_.find(cls);
+    if (auto it = conj_memo_.find(cls); it != conj_memo_.end()) return it->second;
+    conj_memo_[cls] = std::nullopt;  // cycles give up
+    if (auto f = form(cls); f && f->cmp != Cmp::None) return conj_memo_[cls] = std::vector<Form>{*f};
+    const TensorData& d = t_.analysis.data(cls);
+    if (d.result == Node::Result::Tensor && d.type.dtype == DType::Bool && d.constant && *d.constant == 1)
+      return conj_memo_[cls] = std::vector<Form>{};
+    const auto* out = shape(cls);
+    if (!out) return std::nullopt;
+    const std::vector<SymExpr> out_shape = *out;
+    const std::vector<Id> nodes(g_.class_nodes(cls).begin(), g_.class_nodes(cls).end());
+    for (Id n : nodes) {
+      const std::string& op = t_.lang.op_name(g_.op(n));
+      std::vector<Id> parts;
+      if (op == "aten.bitwise_and.Tensor" || op == "aten.logical_and.default") parts.assign(g_.children(n).begin(), g_.children(n).end());
+      else if (op == "aten.expand.default" || op == "aten.alias.default" || op == "aten.clone.default")
+        parts = {g_.children(n)[0]};
+      if (parts.empty() || (parts.size() > 1 && parts.size() != 2)) continue;
+      std::vector<Form> all;
+      bool ok = true;
+      for (Id p : parts) {
+        auto c = conj(p);
+        const auto* in = shape(p);
+        if (!c || !in || in->size() > out_shape.size()) { ok = false; break; }
+        for (Form f : *c) all.push_back(drop_broadcast(f, *in, out_shape));
+      }
+      if (ok) return conj_memo_[cls] = all;
+    }
+    return std::nullopt;
+  }
+
+  // A form seen through a broadcast from `in` to `out`: axes that are
+  // missing or of size 1 in `in` carry no index.
+  Form drop_broadcast(Form f, const std::vector<SymExpr>& in, const std::vector<SymExpr>& out) const {
+    if (in.empty() || (is_one(in.back()) && !is_one(out.back()))) f.a = 0;
+    if (in.size() < 2 || (is_one(in[in.size() - 2]) && !is_one(out[out.size() - 2]))) f.b = 0;
+    return f;
+  }
+
  private:
   std::optional<int64_t> integral_constant(Id cls) const {
     const auto c = t_.analysis.constant(g_, cls);
@@ -135,51 +178,6 @@ class Tracer {
     return std::nullopt;
   }
 
- public:
-  // A boolean class as a conjunction of comparisons `a·j + b·i + c cmp 0`
-  // in its own coordinates: a comparison, `&` of such conjunctions, or the
-  // constant true (an empty conjunction).
-  std::optional<std::vector<Form>> conj(Id cls) {
-    cls = g_.find(cls);
-    if (auto it = conj_memo_.find(cls); it != conj_memo_.end()) return it->second;
-    conj_memo_[cls] = std::nullopt;  // cycles give up
-    if (auto f = form(cls); f && f->cmp != Cmp::None) return conj_memo_[cls] = std::vector<Form>{*f};
-    const TensorData& d = t_.analysis.data(cls);
-    if (d.result == Node::Result::Tensor && d.type.dtype == DType::Bool && d.constant && *d.constant == 1)
-      return conj_memo_[cls] = std::vector<Form>{};
-    const auto* out = shape(cls);
-    if (!out) return std::nullopt;
-    const std::vector<SymExpr> out_shape = *out;
-    const std::vector<Id> nodes(g_.class_nodes(cls).begin(), g_.class_nodes(cls).end());
-    for (Id n : nodes) {
-      const std::string& op = t_.lang.op_name(g_.op(n));
-      std::vector<Id> parts;
-      if (op == "aten.bitwise_and.Tensor" || op == "aten.logical_and.default") parts.assign(g_.children(n).begin(), g_.children(n).end());
-      else if (op == "aten.expand.default" || op == "aten.alias.default" || op == "aten.clone.default")
-        parts = {g_.children(n)[0]};
-      if (parts.empty() || (parts.size() > 1 && parts.size() != 2)) continue;
-      std::vector<Form> all;
-      bool ok = true;
-      for (Id p : parts) {
-        auto c = conj(p);
-        const auto* in = shape(p);
-        if (!c || !in || in->size() > out_shape.size()) { ok = false; break; }
-        for (Form f : *c) all.push_back(drop_broadcast(f, *in, out_shape));
-      }
-      if (ok) return conj_memo_[cls] = all;
-    }
-    return std::nullopt;
-  }
-
-  // A form seen through a broadcast from `in` to `out`: axes that are
-  // missing or of size 1 in `in` carry no index.
-  Form drop_broadcast(Form f, const std::vector<SymExpr>& in, const std::vector<SymExpr>& out) const {
-    if (in.empty() || (is_one(in.back()) && !is_one(out.back()))) f.a = 0;
-    if (in.size() < 2 || (is_one(in[in.size() - 2]) && !is_one(out[out.size() - 2]))) f.b = 0;
-    return f;
-  }
-
- private:
   TensorEGraph& t_;
   eg::EGraph& g_;
   std::map<Id, std::optional<Form>> memo_;
@@ -264,8 +262,8 @@ MaskKind classify_where(TensorEGraph& t, Tracer& tracer, Id n, const std::vector
       const std::string& op = t.lang.op_name(g.op(c));
       const NodeAttrs& ca = t.lang.attrs(g.attr(c));
       if (op != "aten.lt.Scalar" || ca.args.size() != 2 || g.find(g.children(c)[0]) != m) continue;
-      const double k = ca.args[1].kind == Value::Kind::Int ? static_cast<double>(ca.args[1].i) : ca.args[1].f;
-      if ((ca.args[1].kind == Value::Kind::Int || ca.args[1].kind == Value::Kind::Float) && k <= 0)
+      const Value& k = ca.args[1];
+      if ((k.kind == Value::Kind::Int && k.i <= 0) || (k.kind == Value::Kind::Float && k.f <= 0))
         return classify(t, m, depth + 1);
     }
   }

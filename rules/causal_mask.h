@@ -25,6 +25,4 @@ enum class MaskKind : uint8_t {
 // What `mask` (a floating tensor class of the e-graph) does to the scores.
 MaskKind classify_mask(TensorEGraph& t, eg::Id mask);
 
-inline bool is_causal_mask(TensorEGraph& t, eg::Id mask) { return classify_mask(t, mask) == MaskKind::Causal; }
-
 }  // namespace sator::rules

@@ -110,9 +110,7 @@ class TermGraph {
     for (Id c = 0; c < n; ++c) {
       if (!live_[c]) continue;
       key[c] = key_of(c);
-      kids = children_of(c);
-      std::sort(kids.begin(), kids.end());
-      kids.erase(std::unique(kids.begin(), kids.end()), kids.end());
+      kids = distinct_children(c);
       pending[c] = static_cast<uint32_t>(kids.size());
       for (Id k : kids)
         if (k < n) parents[k].push_back(c);
@@ -201,20 +199,11 @@ class TermGraph {
     parents_.assign(g_.num_nodes(), {});
     live_.assign(g_.num_nodes(), 0);
     outputs_.clear();
-    std::vector<Id> stack;
     for (const auto& o : t_.outputs())
       if (o) {
         outputs_.insert(resolve(*o));
-        if (make_live_one(resolve(*o))) stack.push_back(resolve(*o));
+        make_live(resolve(*o));
       }
-    while (!stack.empty()) {
-      const Id c = stack.back();
-      stack.pop_back();
-      for (Id k : distinct_children(c)) {
-        add_reader(k, c);
-        if (make_live_one(k)) stack.push_back(k);
-      }
-    }
   }
   size_t users(Id c) const { return (c < parents_.size() ? parents_[c].size() : 0) + outputs_.count(c); }
   bool is_live(Id c) const { return c < live_.size() && live_[c]; }

@@ -211,13 +211,16 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
 }
 
 OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
+  const auto begin = std::chrono::steady_clock::now();
   OptimizeResult r = optimize_once(input, options);
   if (!options.fuse_dropout || !mixes_dropout_draws(input, r.output)) return r;
   // Part of a block fused with its dropout, part left drawing aten.rand:
   // the halves would drop different entries. Done again without dropout
-  // fusion (blocks without dropout still fuse).
+  // fusion (blocks without dropout still fuse), in what the time limit leaves.
   OptimizeOptions again = options;
   again.fuse_dropout = false;
+  again.time_limit_s = std::max(1e-3, options.time_limit_s -
+                                          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
   OptimizeResult safe = optimize_once(input, again);
   safe.declined.push_back(
       "fuse_dropout: the extraction kept part of an attention block drawing its own dropout mask beside a fused "

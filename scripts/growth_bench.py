@@ -194,20 +194,16 @@ def plot(rows, path):
         ax1.plot(n, [f(r) for r in reps], marker="o", label=name)
     lin = [reps[0]["optimize"]["wall_s"] * x / n[0] for x in n]
     ax1.plot(n, lin, "k:", label="linear from 1 copy (optimize)")
-    ax1.set_xscale("log")
-    ax1.set_yscale("log")
-    ax1.set_xlabel("graph nodes (copies of GPT-2's training graph)")
-    ax1.set_ylabel("seconds")
-    ax1.legend(fontsize=7)
-    ax1.grid(alpha=0.3)
     for name, key in (("optimize", "optimize"), ("greedy", "greedy"), ("optimize --chunk auto", "chunk")):
         ax2.plot(n, [r[key]["rss_mb"] for r in reps], marker="o", label=name)
-    ax2.set_xscale("log")
-    ax2.set_yscale("log")
-    ax2.set_xlabel("graph nodes")
-    ax2.set_ylabel("peak RSS (MB)")
-    ax2.legend(fontsize=7)
-    ax2.grid(alpha=0.3)
+    for ax, xlabel, ylabel in ((ax1, "graph nodes (copies of GPT-2's training graph)", "seconds"),
+                               (ax2, "graph nodes", "peak RSS (MB)")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
