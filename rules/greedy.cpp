@@ -57,7 +57,7 @@ class TermGraph {
     // they replace, as replace_by_example inserts them.
     const Graph& src = t.source();
     for (size_t i = src.nodes.size(); i-- > 0;)
-      if (src.nodes[i].op != "output") key_[g_.find(t.class_of(static_cast<NodeId>(i)))] = {static_cast<int64_t>(i), kOriginal};
+      if (src.nodes[i].op != "output") set_key(g_.find(t.class_of(static_cast<NodeId>(i))), {static_cast<int64_t>(i), kOriginal});
   }
 
   // One pass: visits the live nodes last to first (by the order above);
@@ -71,13 +71,13 @@ class TermGraph {
     for (size_t i = order.size(); i-- > 0;) {
       const Id c = order[i];
       const std::string& op = t_.lang.op_name(g_.op(node_of(c)));
-      if (op == "placeholder" || op == "get_attr" || replaced_.count(c) || !is_live(c)) continue;
+      if (op == "placeholder" || op == "get_attr" || is_replaced(c) || !is_live(c)) continue;
       const Id before = static_cast<Id>(g_.num_nodes());
       if (const eg::Rewrite* fired = rewrite_at(c, rules)) {
         ++rewrites;
         ++by_rule[fired->name()];
         for (Id n = before; n < g_.num_nodes(); ++n)
-          if (!key_.count(g_.find(n))) key_[g_.find(n)] = {key_.at(c).first, next_seq_++};
+          if (!has_key(g_.find(n))) set_key(g_.find(n), {key_of(c).first, next_seq_++});
       }
     }
     compact();
@@ -129,9 +129,20 @@ class TermGraph {
     }
     return order;
   }
-  std::pair<int64_t, int64_t> key_of(Id c) const {
-    auto it = key_.find(c);
-    return it == key_.end() ? std::pair<int64_t, int64_t>{INT64_MAX, static_cast<int64_t>(c)} : it->second;
+  using Key = std::pair<int64_t, int64_t>;
+  static constexpr Key kNoKey{INT64_MIN, INT64_MIN};
+  bool has_key(Id c) const { return c < key_.size() && key_[c] != kNoKey; }
+  void set_key(Id c, Key k) {
+    if (c >= key_.size()) key_.resize(std::max<size_t>(c + 1, g_.num_nodes()), kNoKey);
+    key_[c] = k;
+  }
+  Key key_of(Id c) const { return has_key(c) ? key_[c] : Key{INT64_MAX, static_cast<int64_t>(c)}; }
+
+  bool is_replaced(Id c) const { return c < replacement_.size() && replacement_[c] != kNoId; }
+  void set_replaced(Id c, Id r) {
+    if (c >= replacement_.size()) replacement_.resize(std::max<size_t>(c + 1, g_.num_nodes()), kNoId);
+    replacement_[c] = r;
+    replaced_.push_back(c);
   }
 
   // Ends a sweep: merges each replaced class with its replacement and keeps
@@ -140,39 +151,45 @@ class TermGraph {
   // destructive rewriter's graph would hold, and nothing it has replaced.
   void compact() {
     if (replaced_.empty()) return;
-    std::unordered_map<Id, Id> standing;  // classes not replaced -> their node
-    std::unordered_map<Id, std::pair<int64_t, int64_t>> keys;
-    for (Id c = 0; c < g_.num_nodes(); ++c)
-      if (g_.is_canonical(c) && !replaced_.count(c)) {
-        standing[c] = node_of(c);
+    // By class id, as everywhere here: the classes not replaced, their node
+    // and key.
+    const size_t n = g_.num_nodes();
+    std::vector<Id> standing;
+    std::vector<Id> node(n, kNoId);
+    std::vector<Key> keys(n);
+    for (Id c = 0; c < n; ++c)
+      if (g_.is_canonical(c) && !is_replaced(c)) {
+        standing.push_back(c);
+        node[c] = node_of(c);
         keys[c] = key_of(c);
       }
-    for (const auto& [c, r] : replaced_) g_.union_classes(c, r, "greedy");
+    // Producers before consumers (the sweep replaced consumers first): the
+    // order decides which class of a pair is the root, and so which of two
+    // equal symbolic shapes the merged class shows.
+    for (auto it = replaced_.rbegin(); it != replaced_.rend(); ++it) g_.union_classes(*it, replacement_[*it], "greedy");
     g_.rebuild();
     replaced_.clear();
-    std::unordered_map<Id, Id> keep;  // merged class -> its one node
-    std::unordered_map<Id, std::pair<int64_t, int64_t>> merged_keys;
-    for (const auto& [c, node] : standing) {
+    replacement_.clear();
+    // Each merged class keeps one node: the one of its earliest-keyed member.
+    std::vector<Id> keep(n, kNoId);
+    for (Id c : standing) {
       const Id m = g_.find(c);
-      auto it = keep.find(m);
-      if (it == keep.end() || keys[c] < merged_keys[m]) {
-        keep[m] = node;
-        merged_keys[m] = keys[c];
+      if (keep[m] == kNoId || keys[c] < keys[keep[m]]) keep[m] = c;
+    }
+    key_.assign(n, kNoKey);
+    for (Id m = 0; m < n; ++m)
+      if (keep[m] != kNoId) {
+        const Id only = node[keep[m]];
+        g_.retain_class_nodes(m, [&](Id x) { return x == only; });
+        key_[m] = keys[keep[m]];
       }
-    }
-    key_.clear();
-    for (const auto& [m, node] : keep) {
-      const Id n = node;
-      g_.retain_class_nodes(m, [&](Id x) { return x == n; });
-      key_[m] = merged_keys[m];
-    }
   }
 
   // The class a class stands for now (following replacements).
   Id resolve(Id c) const {
     c = g_.find(c);
     if (replaced_.empty()) return c;  // most calls: no rewrite in this sweep yet
-    for (auto it = replaced_.find(c); it != replaced_.end(); it = replaced_.find(c)) c = g_.find(it->second);
+    while (is_replaced(c)) c = g_.find(replacement_[c]);
     return c;
   }
   // The node a class holds now: its original node where it has one (a
@@ -247,7 +264,7 @@ class TermGraph {
     const std::vector<Id> old_kids = distinct_children(c);
     const std::vector<Id> readers = readers_of(c);
     const bool output = outputs_.count(c) > 0;
-    replaced_[c] = r;
+    set_replaced(c, r);
     for (Id p : readers) add_reader(r, p);
     if (output) outputs_.insert(r);
     make_live(r);
@@ -354,8 +371,13 @@ class TermGraph {
 
   TensorEGraph& t_;
   eg::EGraph& g_;
-  std::unordered_map<Id, Id> replaced_;
-  std::unordered_map<Id, std::pair<int64_t, int64_t>> key_;  // sweep order: (position, creation)
+  // By class id (ids are dense; hash maps here cost a large share of a
+  // greedy run on large graphs): what a class was replaced by in this sweep
+  // (kNoId: not replaced), the classes replaced in order, each class's sweep
+  // key (position, creation).
+  std::vector<Id> replacement_;
+  std::vector<Id> replaced_;
+  std::vector<Key> key_;
   int64_t next_seq_ = 0;
   // By class id: live readers, liveness, position in the sweep's order.
   static constexpr size_t kNoPosition = SIZE_MAX;
