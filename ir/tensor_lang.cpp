@@ -113,8 +113,12 @@ eg::AttrId TensorLanguage::intern(const NodeAttrs& a) {
   }
   if (!a.unique_name.empty()) key.append("|n").append(a.unique_name);
   const eg::AttrId id = attr(key);
-  if (id >= attrs_.size()) attrs_.resize(id + 1);
-  if (id != eg::kNoAttr) attrs_[id] = a;
+  // An attribute already interned has the same key, so the same content:
+  // it is kept, not overwritten.
+  if (id >= attrs_.size()) {
+    attrs_.resize(id + 1);
+    attrs_[id] = a;
+  }
   return id;
 }
 

@@ -12,6 +12,7 @@
 // random ops, and ops the table does not know (which may be random).
 #pragma once
 
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,7 +52,9 @@ class TensorLanguage : public eg::Language {
   eg::AttrId permute_attr(const std::vector<int64_t>& dims);
 
  private:
-  std::vector<NodeAttrs> attrs_ = std::vector<NodeAttrs>(1);  // index = AttrId; 0 is empty
+  // Index = AttrId; 0 is empty. A deque: references to an attribute stay
+  // valid while others are added (rules read them while they build).
+  std::deque<NodeAttrs> attrs_ = std::deque<NodeAttrs>(1);
 };
 
 // The tensor and tuple nodes a node refers to, in child-slot order.

@@ -1,5 +1,7 @@
 #include "rules/layout_rules.h"
 
+#include "rulelang/rule_set.h"
+
 #include <algorithm>
 #include <numeric>
 #include <unordered_map>
@@ -11,32 +13,22 @@ using eg::kNoId;
 using eg::Subst;
 
 const std::vector<RuleInfo>& layout_rule_info() {
-  // In the order layout_rules() builds them.
-  static const std::vector<RuleInfo> info = {
-      {"reshape-as-view", "reshape(x, s) = view(x, s): the same values; the writer picks view or reshape by layout"},
-      {"unsafe-view-as-view", "_unsafe_view(x, s) = view(x, s)"},
-      {"unsqueeze-as-view", "unsqueeze(x, d) = view(x, shape with a 1 inserted)"},
-      {"squeeze-as-view", "squeeze(x, d) = view(x, shape without that 1)"},
-      {"view-of-view", "view(view(x, s1), s2) = view(x, s2)"},
-      {"view-identity", "view(x, s) = x when s is x's shape"},
-      {"expand-identity", "expand(x, s) = x when s is x's shape"},
-      {"slice-full", "slice(x, d, start, end, 1) = x when it keeps the whole dimension"},
-      {"clone-identity", "clone(x) = x by value"},
-      {"alias-identity", "alias(x) = x"},
-      {"lift-fresh-copy-identity", "lift_fresh_copy(x) = x by value"},
-      {"expand-of-expand", "expand(expand(x, s1), s2) = expand(x, s2)"},
-      {"transpose-as-permute", "transpose(x, a, b) = permute(x, identity with a and b swapped)"},
-      {"t-as-permute", "t(x) = permute(x, [1, 0]) (x itself below rank 2)"},
-      {"permute-identity", "permute(x, [0, 1, ...]) = x"},
-      {"permute-of-permute", "permute(permute(x, p), q) = permute(x, p∘q)"},
-      {"permute-of-unit-dims-as-view", "permute(x, p) = view(x, shape) when p moves only dimensions of size 1"},
-      {"permute-of-unit-insert", "permute(view(x, x's shape with 1s inserted), p) = view(permute(x, p without the 1s), ...)"},
-      {"view-through-pointwise", "view(f(x), s) = f(view(x, s)) for an elementwise f of one tensor (dtype conversion, scaling by a number, exp, ...)"},
-      {"permute-through-pointwise", "permute(f(x), p) = f(permute(x, p)) for the same f"},
-      {"convert-of-permute", "convert(permute(x, p), t) = permute(convert(x, t), p): a cast moves inside a permute "
-                             "(autocast casts a permuted kᵀ; the attention rule reads the permute)"},
-      {"transpose-through-flatten", "permute(view(x, [prod(P)]+T), [0]+q) = view(permute(x, P-identity + q shifted), ...) when the view only merges x's leading dims P"},
-  };
+  // In the order layout_rules() builds them: rules/layout.rules, then the
+  // rules below that the rule language cannot say.
+  static const std::vector<RuleInfo> info = [] {
+    std::vector<RuleInfo> out;
+    for (const rulelang::RuleSpec& r : rulelang::shipped_rule_file("layout").rules) out.push_back({r.name.c_str(), r.doc.c_str()});
+    for (const RuleInfo& r : std::initializer_list<RuleInfo>{
+             {"permute-of-unit-dims-as-view", "permute(x, p) = view(x, shape) when p moves only dimensions of size 1"},
+             {"permute-of-unit-insert", "permute(view(x, x's shape with 1s inserted), p) = view(permute(x, p without the 1s), ...)"},
+             {"view-through-pointwise", "view(f(x), s) = f(view(x, s)) for an elementwise f of one tensor (dtype conversion, scaling by a number, exp, ...)"},
+             {"permute-through-pointwise", "permute(f(x), p) = f(permute(x, p)) for the same f"},
+             {"convert-of-permute", "convert(permute(x, p), t) = permute(convert(x, t), p): a cast moves inside a permute "
+                                    "(autocast casts a permuted kᵀ; the attention rule reads the permute)"},
+             {"transpose-through-flatten", "permute(view(x, [prod(P)]+T), [0]+q) = view(permute(x, P-identity + q shifted), ...) when the view only merges x's leading dims P"}})
+      out.push_back(r);
+    return out;
+  }();
   return info;
 }
 
@@ -123,83 +115,8 @@ std::vector<eg::Rewrite> layout_rules(TensorEGraph& t) {
   std::vector<eg::Rewrite> rs;
   auto rule = [&](const char* name, const char* searcher, eg::Builder b) { rs.emplace_back(name, lang, searcher, std::move(b)); };
 
-  // Every view-like op becomes a view to the class's own shape.
-  for (auto [name, op] : {std::pair{"reshape-as-view", "aten.reshape.default"},
-                          std::pair{"unsafe-view-as-view", "aten._unsafe_view.default"},
-                          std::pair{"unsqueeze-as-view", "aten.unsqueeze.default"},
-                          std::pair{"squeeze-as-view", "aten.squeeze.dim"}}) {
-    rule(name, (std::string("(") + op + "@_ ?x)").c_str(), [ctx](eg::EGraph& g, Id eclass, Subst s) {
-      const auto* out = ctx->shape(eclass);
-      return out ? ctx->view(g, s[0], *out) : kNoId;
-    });
-  }
-  rule("view-of-view", "(aten.view.default@_ (aten.view.default@_ ?x))", [ctx](eg::EGraph& g, Id eclass, Subst s) {
-    const auto* out = ctx->shape(eclass);
-    return out ? ctx->view(g, s[0], *out) : kNoId;
-  });
-  auto identity_if_same_shape = [ctx](eg::EGraph&, Id eclass, Subst s) {
-    return ctx->same_shape(s[0], eclass) ? s[0] : kNoId;
-  };
-  rule("view-identity", "(aten.view.default@_ ?x)", identity_if_same_shape);
-  rule("expand-identity", "(aten.expand.default@_ ?x)", identity_if_same_shape);
-  rule("slice-full", "(aten.slice.Tensor@_ ?x)", [ctx](eg::EGraph& g, Id eclass, Subst s) {
-    const NodeAttrs& a = ctx->attrs(g, s.root);
-    const bool unit_step = a.args.size() < 5 || (a.args[4].kind == Value::Kind::Int && a.args[4].i == 1);
-    return unit_step && ctx->same_shape(s[0], eclass) ? s[0] : kNoId;
-  });
-  auto identity = [](eg::EGraph&, Id, Subst s) { return s[0]; };
-  rule("clone-identity", "(aten.clone.default@_ ?x)", identity);
-  rule("alias-identity", "(aten.alias.default@_ ?x)", identity);
-  rule("lift-fresh-copy-identity", "(aten.lift_fresh_copy.default@_ ?x)", identity);
-  rule("expand-of-expand", "(aten.expand.default@_ (aten.expand.default@_ ?x))", [ctx](eg::EGraph& g, Id eclass, Subst s) {
-    const auto* out = ctx->shape(eclass);
-    return out ? ctx->expand(g, s[0], *out) : kNoId;
-  });
-  rule("transpose-as-permute", "(aten.transpose.int@_ ?x)", [ctx](eg::EGraph& g, Id, Subst s) {
-    const auto* in = ctx->shape(s[0]);
-    const NodeAttrs& a = ctx->attrs(g, s.root);
-    if (!in || in->empty() || a.args.size() < 3) return kNoId;
-    const auto rank = static_cast<int64_t>(in->size());
-    std::vector<int64_t> dims(in->size());
-    std::iota(dims.begin(), dims.end(), 0);
-    const int64_t d0 = a.args[1].i < 0 ? a.args[1].i + rank : a.args[1].i;
-    const int64_t d1 = a.args[2].i < 0 ? a.args[2].i + rank : a.args[2].i;
-    if (d0 < 0 || d1 < 0 || d0 >= rank || d1 >= rank) return kNoId;
-    std::swap(dims[static_cast<size_t>(d0)], dims[static_cast<size_t>(d1)]);
-    return ctx->permute(g, s[0], dims);
-  });
-  rule("t-as-permute", "(aten.t.default@_ ?x)", [ctx](eg::EGraph& g, Id, Subst s) {
-    const auto* in = ctx->shape(s[0]);
-    if (!in) return kNoId;
-    return in->size() < 2 ? s[0] : ctx->permute(g, s[0], {1, 0});
-  });
-  rule("permute-identity", "(aten.permute.default@_ ?x)", [ctx](eg::EGraph& g, Id, Subst s) {
-    const auto* in = ctx->shape(s[0]);
-    return in && is_identity(ctx->dims_of(g, s.root, in->size())) ? s[0] : kNoId;
-  });
-  rule("permute-of-permute", "(aten.permute.default@_ (aten.permute.default@_ ?x))", [ctx](eg::EGraph& g, Id, Subst s) {
-    const auto* in = ctx->shape(s[0]);
-    if (!in) return kNoId;
-    const size_t rank = in->size();
-    const std::vector<int64_t> outer = ctx->dims_of(g, s.root, rank);
-    const Id middle = g.find(g.children(s.root)[0]);
-    Id result = kNoId;
-    // Every permute of x in the middle class composes with the outer one.
-    // (Collected first: adding nodes below may move the class's node list.)
-    std::vector<std::vector<int64_t>> inners;
-    for (Id inner_node : g.class_nodes(middle))
-      if (g.op(inner_node) == g.op(s.root) && g.find(g.children(inner_node)[0]) == g.find(s[0]))
-        inners.push_back(ctx->dims_of(g, inner_node, rank));
-    for (const std::vector<int64_t>& inner : inners) {
-      if (inner.size() != rank || outer.size() != rank) continue;
-      std::vector<int64_t> composed(rank);
-      for (size_t i = 0; i < rank; ++i) composed[i] = inner[static_cast<size_t>(outer[i])];
-      const Id p = is_identity(composed) ? s[0] : ctx->permute(g, s[0], composed);
-      if (result != kNoId) g.union_classes(result, p, "permute-of-permute");
-      result = p;
-    }
-    return result;
-  });
+  // The identities the rule language says (rules/layout.rules) come first.
+  rs = rulelang::make_rewrites({rulelang::shipped_rule_file("layout")}, t);
   rule("permute-of-unit-dims-as-view", "(aten.permute.default@_ ?x)", [ctx](eg::EGraph& g, Id eclass, Subst s) {
     const auto *in = ctx->shape(s[0]), *out = ctx->shape(eclass);
     if (!in || !out) return kNoId;

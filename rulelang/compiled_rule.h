@@ -1,0 +1,108 @@
+// A rule file entry checked against the op table and turned into what runs:
+// a left-hand pattern of ops (children are the tensor arguments, attributes
+// are matched by the builder), and expressions for the lets, the conditions
+// and the right-hand side. Every name is resolved and every expression typed
+// here, so a rule that compiles only fails at run time by declining a match.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "egraph/rewrite.h"
+#include "ir/op_table.h"
+#include "ir/tensor_egraph.h"
+#include "ir/value.h"
+#include "rulelang/rule_spec.h"
+
+namespace sator::rulelang {
+
+// The types of the language. Int is a Size (an integer is a size), IntList
+// a Sizes; Any is an attribute of a kind the language does not read.
+enum class Type : uint8_t { Tensor, Int, Size, IntList, Sizes, DType, Number, Bool, Any };
+const char* type_name(Type t);
+bool assignable(Type from, Type to);  // a value of `from` where `to` is asked
+Type param_type(const ParamSpec& p);
+
+// One argument of an op in a pattern, by schema parameter.
+struct PatternArg {
+  enum class Kind : uint8_t { Child, Var, Literal, Any } kind = Kind::Any;
+  size_t param = 0;   // index into the op's params
+  int child = -1;     // Child: index of the pattern node
+  int var = -1;       // Var: index of the variable
+  Value literal;      // Literal
+  Value fallback;     // what a node that leaves the parameter out gives it (its default, or none)
+};
+
+struct PatternNode {
+  bool is_var = false;       // a tensor variable (or `_`)
+  int var = -1;              // is_var: the variable; otherwise the ?name bound to this node's class, or -1
+  const OpInfo* op = nullptr;
+  eg::OpId op_id = 0;
+  std::vector<PatternArg> args;  // every parameter, in schema order
+  Where at;
+};
+
+// The pattern's op nodes in the order the builder finds them again: the
+// root, then each op node after the one whose argument it is.
+struct MatchStep {
+  int node = 0;         // pattern node
+  int parent = -1;      // step of the node it is an argument of (-1: the root)
+  size_t parent_arg = 0;  // which of the parent's args
+};
+
+struct Expr {
+  enum class Kind : uint8_t { Var, Literal, Call, Build, If } kind = Kind::Literal;
+  Type type = Type::Any;
+  int var = -1;                 // Var
+  Value literal;                // Literal
+  std::string function;         // Call
+  const struct Function* fn = nullptr;  // Call: from the function table
+  // Calls eval treats itself: `shape` read in place, comparisons of shapes,
+  // `and`/`or` that stop early.
+  enum class Special : uint8_t { None, Shape, Equal, NotEqual, And, Or } special = Special::None;
+  const OpInfo* op = nullptr;   // Build
+  eg::OpId op_id = 0;
+  std::vector<int> arg_params;  // Build: the parameter each argument fills
+  std::vector<Expr> args;       // Call, Build, If (condition, then, else)
+  Where at;
+};
+
+struct Variable {
+  std::string name;
+  Type type = Type::Any;
+  bool in_pattern = false;  // a tensor variable the e-graph matcher binds
+};
+
+struct CompiledRule {
+  std::string name, doc, text;
+  Where at;
+  std::vector<Variable> vars;
+  std::vector<PatternNode> pattern;  // children before parents; root last
+  std::vector<MatchStep> steps;
+  std::string searcher;              // the pattern as the e-graph matcher reads it
+  std::vector<std::pair<int, Expr>> lets;
+  std::vector<Expr> conditions;
+  Expr rhs;
+  std::vector<uint32_t> matcher_var;  // per variable: its index in the Rewrite (in_pattern only)
+  // The ops the rule reads or builds (for the checker: a rule of layout ops
+  // only gets the index proof).
+  std::vector<const OpInfo*> ops;
+};
+
+// Compiles one entry (for `<=>`, call with reverse=true for the second
+// direction). Throws RuleError naming the file, line and column. The op ids
+// of one e-graph's language are set by bind_language (a compiled rule is
+// kept and reused for every e-graph).
+CompiledRule compile_rule(const RuleSpec& spec, bool reverse = false);
+void bind_language(CompiledRule& rule, TensorLanguage& lang);
+
+// The op a name in a rule stands for: a full name ("aten.view.default") or
+// the short one without "aten."/"prims." and ".default" ("view",
+// "slice.Tensor"); nullptr if none or ambiguous (`why` says which).
+const OpInfo* find_rule_op(std::string_view name, std::string* why = nullptr);
+
+// The e-graph rewrite that runs a compiled rule.
+eg::Rewrite make_rewrite(std::shared_ptr<CompiledRule> rule, TensorEGraph& t);
+
+}  // namespace sator::rulelang

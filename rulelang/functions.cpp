@@ -1,0 +1,297 @@
+#include "rulelang/functions.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace sator::rulelang {
+
+Value sizes_value(const std::vector<SymExpr>& s) {
+  std::vector<Value> out;
+  for (const SymExpr& d : s) out.push_back(d.is_constant() ? Value::of_int(d.constant()) : Value::of_sym(d));
+  return Value::of_list(std::move(out));
+}
+
+namespace {
+
+using Args = std::span<const RValue* const>;
+using T = Type;
+
+SymExpr to_size(const Value& v) {
+  if (v.kind == Value::Kind::Int) return v.i;
+  if (v.kind == Value::Kind::Sym) return v.sym;
+  throw Decline{};
+}
+int64_t to_int(const Value& v) {
+  if (v.kind != Value::Kind::Int) throw Decline{};
+  return v.i;
+}
+std::vector<int64_t> to_ints(const Value& v) {
+  if (!v.is_list()) throw Decline{};
+  std::vector<int64_t> out;
+  for (const Value& x : v.list) out.push_back(to_int(x));
+  return out;
+}
+Value ints_value(const std::vector<int64_t>& xs) {
+  std::vector<Value> out;
+  for (int64_t x : xs) out.push_back(Value::of_int(x));
+  return Value::of_list(std::move(out));
+}
+RValue of_bool(bool b) { return RValue::of(Value::of_bool(b)); }
+RValue of_size(const SymExpr& e) { return RValue::of(e.is_constant() ? Value::of_int(e.constant()) : Value::of_sym(e)); }
+
+// A dim index wrapped into [0, n) as PyTorch does; declines out of range.
+int64_t wrap(int64_t d, int64_t n) {
+  if (d < -n || d >= n) throw Decline{};
+  return d < 0 ? d + n : d;
+}
+// A permutation with its negative entries wrapped; declines if it is not one.
+std::vector<int64_t> permutation(const Value& v) {
+  std::vector<int64_t> p = to_ints(v);
+  const auto n = static_cast<int64_t>(p.size());
+  std::vector<char> seen(p.size(), 0);
+  for (int64_t& d : p) {
+    d = wrap(d, n);
+    if (seen[static_cast<size_t>(d)]++) throw Decline{};
+  }
+  return p;
+}
+
+const std::vector<SymExpr>& shape_of(TensorEGraph& t, const RValue& x) {
+  const auto* s = t.analysis.shape(t.egraph, x.cls);
+  if (!s) throw Decline{};
+  return *s;
+}
+
+// Equality of two values: sizes by the shape prover (proved equal), the
+// rest by value.
+bool equal(TensorEGraph& t, const Value& a, const Value& b) {
+  const bool sa = a.kind == Value::Kind::Int || a.kind == Value::Kind::Sym;
+  const bool sb = b.kind == Value::Kind::Int || b.kind == Value::Kind::Sym;
+  if (a.kind == Value::Kind::Int && b.kind == Value::Kind::Int) return a.i == b.i;
+  if (sa && sb) return t.prover.is_equal(to_size(a), to_size(b));
+  if (a.is_list() && b.is_list()) {
+    if (a.list.size() != b.list.size()) return false;
+    for (size_t i = 0; i < a.list.size(); ++i)
+      if (!equal(t, a.list[i], b.list[i])) return false;
+    return true;
+  }
+  return a == b;
+}
+// Proved different (a size that may or may not be equal is neither).
+bool different(TensorEGraph& t, const Value& a, const Value& b) {
+  const bool sa = a.kind == Value::Kind::Int || a.kind == Value::Kind::Sym;
+  const bool sb = b.kind == Value::Kind::Int || b.kind == Value::Kind::Sym;
+  if (a.kind == Value::Kind::Int && b.kind == Value::Kind::Int) return a.i != b.i;
+  if (sa && sb) return t.prover.equal(to_size(a), to_size(b)) == Truth::False;
+  if (a.is_list() && b.is_list()) {
+    if (a.list.size() != b.list.size()) return true;
+    for (size_t i = 0; i < a.list.size(); ++i)
+      if (different(t, a.list[i], b.list[i])) return true;
+    return false;
+  }
+  return !(a == b);
+}
+
+double lowest(DType d) {
+  switch (d) {
+    case DType::Float16: return -65504.0;
+    case DType::BFloat16: return -3.3895313892515355e38;
+    case DType::Float32: return -static_cast<double>(std::numeric_limits<float>::max());
+    case DType::Float64: return -std::numeric_limits<double>::max();
+    case DType::Float8E4M3: return -448.0;
+    case DType::Float8E5M2: return -57344.0;
+    case DType::Int8: return -128.0;
+    case DType::Int16: return -32768.0;
+    case DType::Int32: return -2147483648.0;
+    case DType::Int64: return -9223372036854775808.0;
+    case DType::UInt8:
+    case DType::Bool: return 0.0;
+    default: throw Decline{};
+  }
+}
+
+std::vector<Function> make_functions() {
+  std::vector<Function> f;
+  auto add = [&](const char* name, std::vector<Type> params, Type result, const char* doc,
+                 RValue (*run)(TensorEGraph&, Args), bool variadic = false) {
+    f.push_back({name, std::move(params), result, variadic, doc, run});
+  };
+  // Readings of a tensor.
+  add("shape", {T::Tensor}, T::Sizes, "the tensor's sizes",
+      [](TensorEGraph& t, Args a) { return RValue::of(sizes_value(shape_of(t, *a[0]))); });
+  add("rank", {T::Tensor}, T::Int, "the number of dims",
+      [](TensorEGraph& t, Args a) { return RValue::of(Value::of_int(static_cast<int64_t>(shape_of(t, *a[0]).size()))); });
+  add("numel", {T::Tensor}, T::Size, "the number of elements", [](TensorEGraph& t, Args a) {
+    SymExpr n = 1;
+    for (const SymExpr& d : shape_of(t, *a[0])) n = n * d;
+    return of_size(n);
+  });
+  add("size", {T::Tensor, T::Int}, T::Size, "the size of one dim (negative dims count from the end)",
+      [](TensorEGraph& t, Args a) {
+        const auto& s = shape_of(t, *a[0]);
+        return of_size(s[static_cast<size_t>(wrap(to_int(a[1]->value()), static_cast<int64_t>(s.size())))]);
+      });
+  add("dtype", {T::Tensor}, T::DType, "the tensor's dtype", [](TensorEGraph& t, Args a) {
+    const TensorData& d = t.analysis.data(t.egraph.find(a[0]->cls));
+    if (d.result != Node::Result::Tensor) throw Decline{};
+    return RValue::of(Value::of_dtype(d.type.dtype));
+  });
+  // Lists and layout arithmetic.
+  add("prod", {T::Sizes}, T::Size, "the product of sizes", [](TensorEGraph&, Args a) {
+    SymExpr n = 1;
+    for (const SymExpr& d : to_sizes(a[0]->value())) n = n * d;
+    return of_size(n);
+  });
+  add("len", {T::Sizes}, T::Int, "a list's length", [](TensorEGraph&, Args a) {
+    if (!a[0]->value().is_list()) throw Decline{};
+    return RValue::of(Value::of_int(static_cast<int64_t>(a[0]->value().list.size())));
+  });
+  add("at", {T::Sizes, T::Int}, T::Size, "a list's element (negative indices count from the end)",
+      [](TensorEGraph&, Args a) {
+        if (!a[0]->value().is_list()) throw Decline{};
+        return RValue::of(a[0]->value().list[static_cast<size_t>(wrap(to_int(a[1]->value()), static_cast<int64_t>(a[0]->value().list.size())))]);
+      });
+  add("iota", {T::Int}, T::IntList, "[0, 1, ..., n-1]", [](TensorEGraph&, Args a) {
+    const int64_t n = to_int(a[0]->value());
+    if (n < 0 || n > 64) throw Decline{};
+    std::vector<int64_t> p(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) p[static_cast<size_t>(i)] = i;
+    return RValue::of(ints_value(p));
+  });
+  add("wrap", {T::Int, T::Int}, T::Int, "dim d of a rank-n tensor in [0, n) (declines out of range)",
+      [](TensorEGraph&, Args a) { return RValue::of(Value::of_int(wrap(to_int(a[0]->value()), to_int(a[1]->value())))); });
+  add("swap", {T::Sizes, T::Int, T::Int}, T::Sizes, "the list with two entries exchanged (negative indices wrap)",
+      [](TensorEGraph&, Args a) {
+        if (!a[0]->value().is_list()) throw Decline{};
+        Value l = a[0]->value();
+        const auto n = static_cast<int64_t>(l.list.size());
+        std::swap(l.list[static_cast<size_t>(wrap(to_int(a[1]->value()), n))], l.list[static_cast<size_t>(wrap(to_int(a[2]->value()), n))]);
+        return RValue::of(std::move(l));
+      });
+  add("insert", {T::Sizes, T::Int, T::Size}, T::Sizes, "the list with v inserted before index i (0..len)",
+      [](TensorEGraph&, Args a) {
+        if (!a[0]->value().is_list()) throw Decline{};
+        Value l = a[0]->value();
+        const int64_t i = wrap(to_int(a[1]->value()), static_cast<int64_t>(l.list.size()) + 1);
+        l.list.insert(l.list.begin() + i, a[2]->value());
+        return RValue::of(std::move(l));
+      });
+  add("remove", {T::Sizes, T::Int}, T::Sizes, "the list without index i", [](TensorEGraph&, Args a) {
+    if (!a[0]->value().is_list()) throw Decline{};
+    Value l = a[0]->value();
+    l.list.erase(l.list.begin() + wrap(to_int(a[1]->value()), static_cast<int64_t>(l.list.size())));
+    return RValue::of(std::move(l));
+  });
+  add("compose", {T::IntList, T::IntList}, T::IntList,
+      "permute(permute(x, p), q) = permute(x, (compose p q)): entry i is p[q[i]]", [](TensorEGraph&, Args a) {
+        const std::vector<int64_t> p = permutation(a[0]->value()), q = permutation(a[1]->value());
+        if (p.size() != q.size()) throw Decline{};
+        std::vector<int64_t> r(p.size());
+        for (size_t i = 0; i < r.size(); ++i) r[i] = p[static_cast<size_t>(q[i])];
+        return RValue::of(ints_value(r));
+      });
+  add("inverse", {T::IntList}, T::IntList, "the permutation that undoes p", [](TensorEGraph&, Args a) {
+    const std::vector<int64_t> p = permutation(a[0]->value());
+    std::vector<int64_t> r(p.size());
+    for (size_t i = 0; i < p.size(); ++i) r[static_cast<size_t>(p[i])] = static_cast<int64_t>(i);
+    return RValue::of(ints_value(r));
+  });
+  add("identity?", {T::IntList}, T::Bool, "p is a permutation that moves nothing", [](TensorEGraph&, Args a) {
+    const std::vector<int64_t> p = permutation(a[0]->value());
+    for (size_t i = 0; i < p.size(); ++i)
+      if (p[i] != static_cast<int64_t>(i)) return of_bool(false);
+    return of_bool(true);
+  });
+  add("lowest", {T::DType}, T::Number, "the dtype's most negative finite value (0 for unsigned)",
+      [](TensorEGraph&, Args a) {
+        if (a[0]->value().kind != Value::Kind::DType) throw Decline{};
+        return RValue::of(Value::of_float(lowest(a[0]->value().dtype)));
+      });
+  // Size arithmetic.
+  add("+", {T::Size, T::Size}, T::Size, "sum", [](TensorEGraph&, Args a) { return of_size(to_size(a[0]->value()) + to_size(a[1]->value())); });
+  add("-", {T::Size, T::Size}, T::Size, "difference", [](TensorEGraph&, Args a) { return of_size(to_size(a[0]->value()) - to_size(a[1]->value())); });
+  add("*", {T::Size, T::Size}, T::Size, "product", [](TensorEGraph&, Args a) { return of_size(to_size(a[0]->value()) * to_size(a[1]->value())); });
+  // Comparisons: sizes are decided by the shape prover (Z3); a question it
+  // cannot settle is false both ways.
+  add("=", {T::Any, T::Any}, T::Bool, "equal (sizes and size lists: proved equal)",
+      [](TensorEGraph& t, Args a) { return of_bool(a[0]->cls != eg::kNoId ? t.egraph.find(a[0]->cls) == t.egraph.find(a[1]->cls) : equal(t, a[0]->value(), a[1]->value())); });
+  add("!=", {T::Any, T::Any}, T::Bool, "different (sizes: proved different)",
+      [](TensorEGraph& t, Args a) { return of_bool(different(t, a[0]->value(), a[1]->value())); });
+  add("<=", {T::Size, T::Size}, T::Bool, "proved at most", [](TensorEGraph& t, Args a) { return of_bool(t.prover.is_le(to_size(a[0]->value()), to_size(a[1]->value()))); });
+  add("<", {T::Size, T::Size}, T::Bool, "proved less", [](TensorEGraph& t, Args a) {
+    if (a[0]->value().kind == Value::Kind::Int && a[1]->value().kind == Value::Kind::Int) return of_bool(a[0]->value().i < a[1]->value().i);
+    return of_bool(t.prover.is_le(to_size(a[0]->value()) + 1, to_size(a[1]->value())));
+  });
+  add(">=", {T::Size, T::Size}, T::Bool, "proved at least", [](TensorEGraph& t, Args a) { return of_bool(t.prover.is_le(to_size(a[1]->value()), to_size(a[0]->value()))); });
+  add(">", {T::Size, T::Size}, T::Bool, "proved greater", [](TensorEGraph& t, Args a) { return of_bool(t.prover.is_le(to_size(a[1]->value()) + 1, to_size(a[0]->value()))); });
+  add("divides", {T::Size, T::Size}, T::Bool, "(divides d n): d proved to divide n", [](TensorEGraph& t, Args a) {
+    return of_bool(t.prover.divides(to_size(a[0]->value()), to_size(a[1]->value())) == Truth::True);
+  });
+  add("not", {T::Bool}, T::Bool, "negation", [](TensorEGraph&, Args a) { return of_bool(!a[0]->value().b); });
+  add("and", {T::Bool}, T::Bool, "all hold", [](TensorEGraph&, Args a) {
+    return of_bool(std::all_of(a.begin(), a.end(), [](const RValue* x) { return x->value().b; }));
+  }, true);
+  add("or", {T::Bool}, T::Bool, "one holds", [](TensorEGraph&, Args a) {
+    return of_bool(std::any_of(a.begin(), a.end(), [](const RValue* x) { return x->value().b; }));
+  }, true);
+  add("list", {T::Size}, T::Sizes, "a list of the values given (what [a b c] writes)", [](TensorEGraph&, Args a) {
+    std::vector<Value> out;
+    for (const RValue* x : a) out.push_back(x->value());
+    return RValue::of(Value::of_list(std::move(out)));
+  }, true);
+  return f;
+}
+
+}  // namespace
+
+const Value& RValue::value() const {
+  static const Value none;
+  return own ? *own : ref ? *ref : none;
+}
+
+RValue materialize(RValue x) {
+  if (x.shape) {
+    x.own = sizes_value(*x.shape);
+    x.shape = nullptr;
+  }
+  return x;
+}
+
+bool sizes_equal(TensorEGraph& t, const std::vector<SymExpr>& a, const std::vector<SymExpr>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto ca = a[i].as_constant(), cb = b[i].as_constant();
+    if (ca && cb ? *ca != *cb : !t.prover.is_equal(a[i], b[i])) return false;
+  }
+  return true;
+}
+
+bool sizes_different(TensorEGraph& t, const std::vector<SymExpr>& a, const std::vector<SymExpr>& b) {
+  if (a.size() != b.size()) return true;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto ca = a[i].as_constant(), cb = b[i].as_constant();
+    if (ca && cb ? *ca != *cb : t.prover.equal(a[i], b[i]) == Truth::False) return true;
+  }
+  return false;
+}
+
+std::vector<SymExpr> to_sizes(const Value& v) {
+  if (!v.is_list()) throw Decline{};
+  std::vector<SymExpr> out;
+  for (const Value& x : v.list) out.push_back(to_size(x));
+  return out;
+}
+
+const std::vector<Function>& all_functions() {
+  static const std::vector<Function> f = make_functions();
+  return f;
+}
+
+const Function* find_function(std::string_view name) {
+  for (const Function& f : all_functions())
+    if (name == f.name) return &f;
+  return nullptr;
+}
+
+}  // namespace sator::rulelang

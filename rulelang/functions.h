@@ -1,0 +1,69 @@
+// The functions rule expressions call: readings of a match (shape, rank,
+// dtype), layout arithmetic (permutation composition and inverse, inserting
+// or removing a dim, products), comparisons decided by the shape prover, and
+// logic. One table gives each its type (for the compiler) and its code.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "ir/tensor_egraph.h"
+#include "ir/value.h"
+#include "rulelang/compiled_rule.h"
+
+namespace sator::rulelang {
+
+// A value while a rule runs: a tensor (an e-class) or anything else.
+// Values are read where they live when they outlive the match (a node's
+// attribute, a literal of the rule, a let's value) and held only when
+// computed: a rule runs on every match in every iteration, and copying
+// values cost more than matching.
+struct RValue {
+  eg::Id cls = eg::kNoId;  // a tensor when not kNoId
+  // A tensor's shape read in place (what `shape` gives a comparison: most
+  // conditions compare two shapes). Valid until the next node is added.
+  const std::vector<SymExpr>* shape = nullptr;
+  const Value* ref = nullptr;
+  std::optional<Value> own;
+
+  const Value& value() const;
+  static RValue tensor(eg::Id c) { RValue r; r.cls = c; return r; }
+  static RValue of(Value x) { RValue r; r.own = std::move(x); return r; }
+  static RValue at(const Value& x) { RValue r; r.ref = &x; return r; }
+  // The same value, read where this one holds it.
+  RValue view() const { RValue r; r.cls = cls; r.shape = shape; r.ref = own ? &*own : ref; return r; }
+  // The value, moved out where this one holds it.
+  Value take() { return own ? std::move(*own) : value(); }
+};
+
+// A shape read in place made a list Value.
+RValue materialize(RValue x);
+// Two size lists equal (proved), or proved different.
+bool sizes_equal(TensorEGraph& t, const std::vector<SymExpr>& a, const std::vector<SymExpr>& b);
+bool sizes_different(TensorEGraph& t, const std::vector<SymExpr>& a, const std::vector<SymExpr>& b);
+
+// Thrown when a function cannot give a value for this match (a dim out of
+// range, a list that is not a permutation, a class without a shape): the
+// match is declined, as a condition that does not hold.
+struct Decline {};
+
+struct Function {
+  const char* name;
+  std::vector<Type> params;  // with `variadic`, every argument has params[0]'s type
+  Type result;
+  bool variadic = false;
+  const char* doc;
+  RValue (*run)(TensorEGraph& t, std::span<const RValue* const> args);
+};
+
+const Function* find_function(std::string_view name);
+const std::vector<Function>& all_functions();
+
+// Sizes as a list Value, each an Int where it is a constant (the form the
+// graph and the other rules write).
+Value sizes_value(const std::vector<SymExpr>& s);
+std::vector<SymExpr> to_sizes(const Value& v);  // throws Decline for a non-list or non-size element
+
+}  // namespace sator::rulelang

@@ -1,0 +1,414 @@
+// Compiling a rule entry: names resolved against the op table and the
+// function table, variables typed by the schema parameters they stand in,
+// every expression typed.
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include "ir/infer_context.h"
+#include "rulelang/compiled_rule.h"
+#include "rulelang/functions.h"
+
+namespace sator::rulelang {
+
+const char* type_name(Type t) {
+  switch (t) {
+    case Type::Tensor: return "tensor";
+    case Type::Int: return "int";
+    case Type::Size: return "size";
+    case Type::IntList: return "int list";
+    case Type::Sizes: return "size list";
+    case Type::DType: return "dtype";
+    case Type::Number: return "number";
+    case Type::Bool: return "bool";
+    case Type::Any: return "any";
+  }
+  return "?";
+}
+
+bool assignable(Type from, Type to) {
+  if (from == to || to == Type::Any || from == Type::Any) return true;
+  return (from == Type::Int && (to == Type::Size || to == Type::Number)) || (from == Type::Size && to == Type::Number) ||
+         (from == Type::IntList && to == Type::Sizes);
+}
+
+Type param_type(const ParamSpec& p) {
+  switch (p.type) {
+    case ParamType::Tensor: return Type::Tensor;
+    case ParamType::Int: return Type::Int;
+    case ParamType::SymInt: return Type::Size;
+    case ParamType::IntList: return Type::IntList;
+    case ParamType::SymIntList: return Type::Sizes;
+    case ParamType::Float:
+    case ParamType::Scalar: return Type::Number;
+    case ParamType::Bool: return Type::Bool;
+    case ParamType::ScalarType: return Type::DType;
+    default: return Type::Any;
+  }
+}
+
+namespace {
+
+// Short name -> op, built once ("view" -> aten.view.default); a short name
+// two ops share maps to nullptr (ambiguous).
+struct ShortNames {
+  std::unordered_map<std::string_view, const OpInfo*> by_name;
+  std::unordered_map<std::string_view, std::string> clash;
+  ShortNames() {
+    for (const OpInfo& op : all_ops()) {
+      std::string_view s = op.name;
+      for (std::string_view prefix : {"aten.", "prims."})
+        if (s.substr(0, prefix.size()) == prefix) s.remove_prefix(prefix.size());
+      if (s.size() > 8 && s.substr(s.size() - 8) == ".default") s.remove_suffix(8);
+      auto [it, fresh] = by_name.emplace(s, &op);
+      if (!fresh && it->second) {
+        clash[s] = it->second->name + " and " + op.name;
+        it->second = nullptr;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+const OpInfo* find_rule_op(std::string_view name, std::string* why) {
+  if (const OpInfo* op = find_op(name)) return op;
+  static const ShortNames names;
+  const auto it = names.by_name.find(name);
+  if (it != names.by_name.end() && it->second) return it->second;
+  if (why) {
+    if (it != names.by_name.end()) *why = "'" + std::string(name) + "' is both " + names.clash.at(name) + ": write the full name";
+    else *why = "no op '" + std::string(name) + "' in the op table";
+  }
+  return nullptr;
+}
+
+namespace {
+
+bool is_var_name(const SExpr& e) { return e.is_atom() && e.text.size() > 1 && e.text[0] == '?'; }
+bool is_keyword(const SExpr& e) { return e.is_atom() && e.text.size() > 1 && e.text[0] == ':'; }
+
+std::optional<Value> number_literal(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  const long long i = std::strtoll(s.c_str(), &end, 10);
+  if (*end == '\0') return Value::of_int(i);
+  const double f = std::strtod(s.c_str(), &end);
+  if (*end == '\0' && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '.' || s[0] == '+'))
+    return Value::of_float(f);
+  if (s == "inf") return Value::of_float(INFINITY);
+  if (s == "-inf") return Value::of_float(-INFINITY);
+  return std::nullopt;
+}
+
+class Compiler {
+ public:
+  explicit Compiler(const RuleSpec& spec) : spec_(spec) {}
+
+  CompiledRule run(const SExpr& lhs, const SExpr& rhs) {
+    r_.name = spec_.name;
+    r_.doc = spec_.doc;
+    r_.text = spec_.text;
+    r_.at = spec_.at;
+    if (!lhs.is_list() && lhs.head() != "as") throw RuleError(lhs.at, "a left-hand side is an op pattern, e.g. (view ?x _)");
+    const int root = pattern(lhs);
+    if (r_.pattern[static_cast<size_t>(root)].is_var) throw RuleError(lhs.at, "a left-hand side is an op pattern, not a variable");
+    r_.searcher = searcher_text(root);
+    if (r_.vars.size() > 64) throw RuleError(lhs.at, "a rule has at most 64 variables");
+    r_.steps.push_back({root, -1, 0});
+    for (size_t i = 0; i < r_.steps.size(); ++i) {
+      const PatternNode& n = r_.pattern[static_cast<size_t>(r_.steps[i].node)];
+      for (size_t k = 0; k < n.args.size(); ++k)
+        if (n.args[k].kind == PatternArg::Kind::Child && !r_.pattern[static_cast<size_t>(n.args[k].child)].is_var)
+          r_.steps.push_back({n.args[k].child, static_cast<int>(i), k});
+    }
+    for (const auto& [v, x] : spec_.lets) {
+      Expr e = expr(x, false);
+      if (find_var(v.text) >= 0) throw RuleError(v.at, "'" + v.text + "' is already bound");
+      r_.lets.emplace_back(declare(v.text, e.type, false), std::move(e));
+    }
+    for (const SExpr& c : spec_.conditions) {
+      Expr e = expr(c, false);
+      need(e, Type::Bool, c.at, "a condition");
+      r_.conditions.push_back(std::move(e));
+    }
+    r_.rhs = expr(rhs, true);
+    need(r_.rhs, Type::Tensor, rhs.at, "the right-hand side");
+    return std::move(r_);
+  }
+
+ private:
+  const RuleSpec& spec_;
+  CompiledRule r_;
+  int fresh_ = 0;
+
+  int find_var(const std::string& name) const {
+    for (size_t i = 0; i < r_.vars.size(); ++i)
+      if (r_.vars[i].name == name) return static_cast<int>(i);
+    return -1;
+  }
+  int declare(const std::string& name, Type t, bool in_pattern) {
+    r_.vars.push_back({name, t, in_pattern});
+    return static_cast<int>(r_.vars.size() - 1);
+  }
+  static void need(const Expr& e, Type t, const Where& at, const char* what) {
+    if (!assignable(e.type, t))
+      throw RuleError(at, std::string(what) + " must be a " + type_name(t) + ", not a " + type_name(e.type));
+  }
+
+  const OpInfo* op_named(const SExpr& head) {
+    std::string why;
+    const OpInfo* op = find_rule_op(head.text, &why);
+    if (!op) throw RuleError(head.at, why);
+    if (op->variadic) throw RuleError(head.at, "op " + op->name + " has no schema in the op table; rules cannot bind its arguments");
+    if (std::find(r_.ops.begin(), r_.ops.end(), op) == r_.ops.end()) r_.ops.push_back(op);
+    return op;
+  }
+
+  // Arguments of `(op a b :name c)` by parameter index; throws for too many,
+  // unknown or repeated names.
+  std::vector<const SExpr*> bind_args(const SExpr& call, const OpInfo& op) {
+    std::vector<const SExpr*> given(op.params.size(), nullptr);
+    size_t positional = 0;
+    for (size_t i = 1; i < call.items.size(); ++i) {
+      const SExpr& a = call.items[i];
+      size_t p;
+      if (is_keyword(a)) {
+        const std::string name = a.text.substr(1);
+        auto it = std::find_if(op.params.begin(), op.params.end(), [&](const ParamSpec& s) { return s.name == name; });
+        if (it == op.params.end()) throw RuleError(a.at, op.name + " has no parameter '" + name + "'");
+        if (++i >= call.items.size()) throw RuleError(a.at, "':" + name + "' needs a value");
+        p = static_cast<size_t>(it - op.params.begin());
+      } else {
+        while (positional < op.params.size() && op.params[positional].kwarg_only) ++positional;
+        if (positional >= op.params.size())
+          throw RuleError(a.at, op.name + " takes " + std::to_string(positional) + " positional arguments");
+        p = positional++;
+      }
+      if (given[p]) throw RuleError(call.items[i].at, "parameter '" + op.params[p].name + "' given twice");
+      given[p] = &call.items[i];
+    }
+    return given;
+  }
+
+  Value literal(const SExpr& e, Type t) {
+    if (e.is_atom("none")) return Value::none();
+    if (t == Type::Bool && (e.is_atom("true") || e.is_atom("false"))) return Value::of_bool(e.text == "true");
+    if (t == Type::DType || t == Type::Any) {
+      if (e.is_atom())
+        if (const auto d = parse_dtype(e.text)) return Value::of_dtype(*d);
+      if (t == Type::DType) throw RuleError(e.at, "expected a dtype (float32, bfloat16, ...), found " + e.to_string());
+    }
+    if (e.kind == SExpr::Kind::Brackets) {
+      std::vector<Value> items;
+      for (const SExpr& x : e.items) items.push_back(literal(x, Type::Size));
+      return Value::of_list(std::move(items));
+    }
+    if (e.is_atom())
+      if (const auto v = number_literal(e.text)) {
+        if ((t == Type::Int || t == Type::Size) && v->kind != Value::Kind::Int)
+          throw RuleError(e.at, std::string("expected an integer for a ") + type_name(t) + ", found " + e.text);
+        return *v;
+      }
+    throw RuleError(e.at, std::string("expected a ") + type_name(t) + ", found " + e.to_string());
+  }
+
+  // ---- the left-hand side ----
+  int add_node(PatternNode n) {
+    r_.pattern.push_back(std::move(n));
+    return static_cast<int>(r_.pattern.size() - 1);
+  }
+  int tensor_var(const SExpr& e) {
+    const std::string name = e.is_atom("_") ? "?_" + std::to_string(fresh_++) : e.text;
+    int v = find_var(name);
+    if (v < 0) v = declare(name, Type::Tensor, true);
+    else if (r_.vars[static_cast<size_t>(v)].type != Type::Tensor)
+      throw RuleError(e.at, "'" + name + "' is a " + type_name(r_.vars[static_cast<size_t>(v)].type) + ", used here as a tensor");
+    PatternNode n;
+    n.is_var = true;
+    n.var = v;
+    n.at = e.at;
+    return add_node(std::move(n));
+  }
+  int pattern(const SExpr& e) {
+    if (is_var_name(e) || e.is_atom("_")) return tensor_var(e);
+    if (e.head() == "as") {
+      if (e.items.size() != 3 || !is_var_name(e.items[1]) || !e.items[2].is_list())
+        throw RuleError(e.at, "a named node is written ?name=(op ...)");
+      const int n = pattern(e.items[2]);
+      if (find_var(e.items[1].text) >= 0) throw RuleError(e.items[1].at, "'" + e.items[1].text + "' is already bound");
+      r_.pattern[static_cast<size_t>(n)].var = declare(e.items[1].text, Type::Tensor, false);
+      return n;
+    }
+    if (!e.is_list() || e.items.empty() || !e.items[0].is_atom())
+      throw RuleError(e.at, "expected an op pattern (op args...), a ?variable or _, found " + e.to_string());
+    PatternNode n;
+    n.at = e.at;
+    n.op = op_named(e.items[0]);
+    const std::vector<const SExpr*> given = bind_args(e, *n.op);
+    for (size_t p = 0; p < n.op->params.size(); ++p) {
+      const ParamSpec& spec = n.op->params[p];
+      const Type t = param_type(spec);
+      PatternArg a;
+      a.param = p;
+      if (spec.has_default) a.fallback = parse_default(spec);
+      const SExpr* g = given[p];
+      if (!g) {
+        // An argument left out holds its default, as in a call.
+        if (!spec.has_default) throw RuleError(e.at, n.op->name + " needs its '" + spec.name + "' argument (write _ for any)");
+        a.kind = PatternArg::Kind::Literal;
+        a.literal = parse_default(spec);
+      } else if (t == Type::Tensor && (g->is_list() || is_var_name(*g) || g->is_atom("_"))) {
+        a.kind = PatternArg::Kind::Child;
+        a.child = pattern(*g);
+      } else if (g->is_atom("_")) {
+        a.kind = PatternArg::Kind::Any;
+      } else if (is_var_name(*g)) {
+        a.kind = PatternArg::Kind::Var;
+        a.var = find_var(g->text);
+        if (a.var < 0) a.var = declare(g->text, t, false);
+        else if (!assignable(t, r_.vars[static_cast<size_t>(a.var)].type))
+          throw RuleError(g->at, "'" + g->text + "' is a " + type_name(r_.vars[static_cast<size_t>(a.var)].type) + ", used here as a " + type_name(t));
+      } else {
+        a.kind = PatternArg::Kind::Literal;
+        a.literal = literal(*g, t == Type::Tensor ? Type::Number : t);
+      }
+      n.args.push_back(std::move(a));
+    }
+    return add_node(std::move(n));
+  }
+  std::string searcher_text(int i) const {
+    const PatternNode& n = r_.pattern[static_cast<size_t>(i)];
+    if (n.is_var) return r_.vars[static_cast<size_t>(n.var)].name;
+    std::string s = "(" + n.op->name;
+    for (const PatternArg& a : n.args)
+      if (a.kind == PatternArg::Kind::Child) s += " " + searcher_text(a.child);
+    return s + ")";
+  }
+
+  // ---- expressions ----
+  Expr expr(const SExpr& e, bool builds) {
+    Expr x;
+    x.at = e.at;
+    if (is_var_name(e)) {
+      x.kind = Expr::Kind::Var;
+      x.var = find_var(e.text);
+      if (x.var < 0) throw RuleError(e.at, "'" + e.text + "' is not bound by the left-hand side or a let");
+      x.type = r_.vars[static_cast<size_t>(x.var)].type;
+      return x;
+    }
+    if (e.kind == SExpr::Kind::Brackets) {
+      x.kind = Expr::Kind::Call;
+      x.function = "list";
+      x.fn = find_function("list");
+      bool ints = true;
+      for (const SExpr& item : e.items) {
+        x.args.push_back(expr(item, false));
+        need(x.args.back(), Type::Size, item.at, "a list element");
+        ints &= x.args.back().type == Type::Int;
+      }
+      x.type = ints ? Type::IntList : Type::Sizes;
+      return x;
+    }
+    if (e.is_atom()) {
+      x.kind = Expr::Kind::Literal;
+      x.literal = literal(e, Type::Any);
+      x.type = x.literal.kind == Value::Kind::Int ? Type::Int
+               : x.literal.kind == Value::Kind::Float ? Type::Number
+               : x.literal.kind == Value::Kind::DType ? Type::DType
+                                                      : Type::Any;
+      if (e.is_atom("true") || e.is_atom("false")) {
+        x.literal = Value::of_bool(e.text == "true");
+        x.type = Type::Bool;
+      }
+      return x;
+    }
+    if (!e.is_list() || e.items.empty() || !e.items[0].is_atom()) throw RuleError(e.at, "expected an expression, found " + e.to_string());
+    const SExpr& head = e.items[0];
+    if (head.text == "if") {
+      if (e.items.size() != 4) throw RuleError(e.at, "(if COND THEN ELSE)");
+      x.kind = Expr::Kind::If;
+      for (size_t i = 1; i < 4; ++i) x.args.push_back(expr(e.items[i], builds && i > 1));
+      need(x.args[0], Type::Bool, e.items[1].at, "an if's condition");
+      if (!assignable(x.args[2].type, x.args[1].type) && !assignable(x.args[1].type, x.args[2].type))
+        throw RuleError(e.at, std::string("an if's branches are a ") + type_name(x.args[1].type) + " and a " + type_name(x.args[2].type));
+      x.type = x.args[1].type == Type::Any ? x.args[2].type : x.args[1].type;
+      return x;
+    }
+    if (const Function* f = find_function(head.text)) {
+      x.kind = Expr::Kind::Call;
+      x.function = f->name;
+      x.fn = f;
+      using S = Expr::Special;
+      x.special = x.function == "shape" ? S::Shape : x.function == "=" ? S::Equal : x.function == "!=" ? S::NotEqual
+                  : x.function == "and" ? S::And : x.function == "or" ? S::Or : S::None;
+      const size_t n = e.items.size() - 1;
+      if (f->variadic ? n == 0 : n != f->params.size())
+        throw RuleError(e.at, "'" + head.text + "' takes " + (f->variadic ? std::string("one or more") : std::to_string(f->params.size())) +
+                                  " arguments, not " + std::to_string(n));
+      for (size_t i = 0; i < n; ++i) {
+        x.args.push_back(expr(e.items[i + 1], false));
+        need(x.args.back(), f->params[f->variadic ? 0 : i], e.items[i + 1].at, "this argument");
+      }
+      x.type = f->result;
+      // List functions keep their list's kind: entries of an int list are
+      // ints (a permutation stays one for `permute`).
+      const bool on_ints = !x.args.empty() && x.args[0].type == Type::IntList &&
+                           (x.args.size() < 3 || x.args[2].type != Type::Size || x.function != "insert");
+      if (on_ints && f->params[0] == Type::Sizes) {
+        if (f->result == Type::Sizes) x.type = Type::IntList;
+        if (f->result == Type::Size) x.type = Type::Int;
+      }
+      return x;
+    }
+    if (!builds) {
+      std::string why;
+      if (find_rule_op(head.text, &why)) throw RuleError(head.at, "an op (" + head.text + ") is built only on the right-hand side");
+      throw RuleError(head.at, "no function or op '" + head.text + "'");
+    }
+    x.kind = Expr::Kind::Build;
+    x.type = Type::Tensor;
+    x.op = op_named(head);
+    const std::vector<const SExpr*> given = bind_args(e, *x.op);
+    for (size_t p = 0; p < x.op->params.size(); ++p) {
+      const ParamSpec& spec = x.op->params[p];
+      if (!given[p]) {
+        if (!spec.has_default) throw RuleError(e.at, x.op->name + " needs its '" + spec.name + "' argument");
+        continue;
+      }
+      const Type t = param_type(spec);
+      Expr a = expr(*given[p], t == Type::Tensor);
+      if (t == Type::Tensor ? !(a.type == Type::Tensor || assignable(a.type, Type::Number)) : !assignable(a.type, t))
+        throw RuleError(given[p]->at, "argument '" + spec.name + "' of " + x.op->name + " is a " + type_name(t) + ", given a " + type_name(a.type));
+      x.arg_params.push_back(static_cast<int>(p));
+      x.args.push_back(std::move(a));
+    }
+    return x;
+  }
+};
+
+}  // namespace
+
+CompiledRule compile_rule(const RuleSpec& spec, bool reverse) {
+  if (!reverse) return Compiler(spec).run(spec.lhs, spec.rhs);
+  RuleSpec back = spec;
+  back.name = spec.name + "-reverse";
+  return Compiler(back).run(spec.rhs, spec.lhs);
+}
+
+namespace {
+void bind_expr(Expr& e, TensorLanguage& lang) {
+  if (e.kind == Expr::Kind::Build) e.op_id = lang.op(e.op->name);
+  for (Expr& a : e.args) bind_expr(a, lang);
+}
+}  // namespace
+
+void bind_language(CompiledRule& r, TensorLanguage& lang) {
+  for (PatternNode& n : r.pattern)
+    if (!n.is_var) n.op_id = lang.op(n.op->name);
+  for (auto& [v, e] : r.lets) bind_expr(e, lang);
+  for (Expr& e : r.conditions) bind_expr(e, lang);
+  bind_expr(r.rhs, lang);
+}
+
+}  // namespace sator::rulelang

@@ -1,0 +1,270 @@
+// Running a compiled rule on one match: the e-graph matcher has bound the
+// tensor variables and the root node; here the interior nodes are found
+// again (every node of a child class that fits, so that each binding of
+// their attributes is tried), the attributes are read by schema parameter,
+// and for each binding whose conditions hold the right-hand side is built.
+#include <algorithm>
+#include <span>
+#include <stdexcept>
+
+#include "ir/infer_context.h"
+#include "rulelang/compiled_rule.h"
+#include "rulelang/functions.h"
+
+namespace sator::rulelang {
+
+namespace {
+
+using eg::Id;
+using eg::kNoId;
+
+// More bindings than this of one match are not tried (a class holding
+// hundreds of equal views of one tensor would make each rule quadratic).
+constexpr size_t kMaxBindings = 256;
+
+// Variable values by index; `bound` has bit v set once variable v has one.
+struct Binding {
+  std::vector<RValue> vals;
+  uint64_t bound = 0;
+  bool has(size_t v) const { return (bound >> v) & 1; }
+  void set(size_t v, RValue x) {
+    vals[v] = std::move(x);
+    bound |= uint64_t{1} << v;
+  }
+};
+
+bool is_number(const Value& v) { return v.kind == Value::Kind::Int || v.kind == Value::Kind::Float || v.kind == Value::Kind::Bool; }
+double number(const Value& v) { return v.kind == Value::Kind::Int ? static_cast<double>(v.i) : v.kind == Value::Kind::Bool ? v.b : v.f; }
+bool same(const Value& a, const Value& b) {
+  if (is_number(a) && is_number(b) && a.kind != Value::Kind::Bool && b.kind != Value::Kind::Bool) return number(a) == number(b);
+  return a == b;
+}
+
+// The value a node gives the pattern's parameter: positional, by keyword, or
+// the default.
+const Value& arg_value(const OpInfo& op, const NodeAttrs& a, const PatternArg& pa) {
+  const ParamSpec& spec = op.params[pa.param];
+  if (!spec.kwarg_only && pa.param < a.args.size()) return a.args[pa.param];
+  for (const auto& [name, v] : a.kwargs)
+    if (name == spec.name) return v;
+  return pa.fallback;
+}
+
+// Sizes in the form the graph writes them (constants as Int).
+Value normal(Value v, Type t) {
+  auto constant_sym = [](const Value& x) { return x.kind == Value::Kind::Sym && x.sym.is_constant(); };
+  if (t == Type::Size && constant_sym(v)) return Value::of_int(v.sym.constant());
+  if ((t == Type::Sizes || t == Type::IntList) && v.is_list() && std::any_of(v.list.begin(), v.list.end(), constant_sym))
+    return sizes_value(to_sizes(v));
+  return v;
+}
+
+class Run {
+ public:
+  // One per rewrite, its buffers reused from match to match (a rule runs on
+  // every match in every iteration; allocating them each time cost more than
+  // the matching).
+  Run(std::shared_ptr<const CompiledRule> r, TensorEGraph& t) : rule_(std::move(r)), r_(*rule_), t_(t), g_(t.egraph) {
+    scratch_.vals.resize(r_.vars.size());
+  }
+
+  Id apply(eg::EGraph& g, Id eclass, eg::Subst s) {
+    if (&g != &g_) throw std::logic_error("rule '" + r_.name + "' was made for another e-graph");
+    Binding& b = scratch_;
+    b.bound = 0;
+    uses_ = 0;
+    result_ = kNoId;
+    for (size_t v = 0; v < r_.vars.size(); ++v)
+      if (r_.vars[v].in_pattern) b.set(v, RValue::tensor(g_.find(s[r_.matcher_var[v]])));
+    chosen_.assign(r_.steps.size(), kNoId);
+    classes_.assign(r_.steps.size(), kNoId);
+    root_ = s.root;
+    root_class_ = g_.find(eclass);
+    find(0, b);
+    return result_;
+  }
+
+ private:
+  std::shared_ptr<const CompiledRule> rule_;
+  const CompiledRule& r_;
+  TensorEGraph& t_;
+  eg::EGraph& g_;
+  Binding scratch_;
+  std::vector<Id> chosen_, classes_;  // per step: the node matched, its class
+  Id root_ = kNoId, root_class_ = kNoId;
+  size_t uses_ = 0;  // bindings tried for this match
+  std::vector<Id> candidates_;  // scratch: a class's nodes, copied before building
+  Id result_ = kNoId;
+
+  // Lets, conditions, and the right-hand side of one binding.
+  void use(Binding& x) {
+    try {
+      for (const auto& [v, e] : r_.lets) x.set(static_cast<size_t>(v), materialize(eval(e, x)));
+      for (const Expr& c : r_.conditions)
+        if (!eval(c, x).value().b) return;
+      const Id built = eval(r_.rhs, x).cls;
+      if (built == kNoId) return;
+      if (result_ != kNoId) g_.union_classes(result_, built, r_.name);
+      result_ = built;
+    } catch (const Decline&) {
+    }
+  }
+
+  // Step i onward, every way the e-graph holds it.
+  void find(size_t i, Binding& b) {
+    // A complete binding is used at once: what it builds cannot disturb the
+    // matching above it, which holds no reference into the e-graph across
+    // this call (class nodes are copied, attributes read before it).
+    if (i == r_.steps.size()) {
+      if (uses_++ < kMaxBindings) use(b);
+      return;
+    }
+    const MatchStep& st = r_.steps[i];
+    const PatternNode& pn = r_.pattern[static_cast<size_t>(st.node)];
+    if (st.parent < 0) {
+      classes_[i] = root_class_;
+      try_node(i, pn, root_, b);
+      return;
+    }
+    // The class the parent's argument reads.
+    const auto p = static_cast<size_t>(st.parent);
+    const PatternNode& parent = r_.pattern[static_cast<size_t>(r_.steps[p].node)];
+    const Value& slot = arg_value(*parent.op, t_.lang.attrs(g_.attr(chosen_[p])), parent.args[st.parent_arg]);
+    const std::span<const Id> kids = g_.children(chosen_[p]);
+    if (!slot.is_node() || slot.node >= kids.size()) return;
+    classes_[i] = g_.find(kids[slot.node]);
+    const size_t from = candidates_.size();
+    for (Id n : g_.class_nodes(classes_[i]))
+      if (g_.op(n) == pn.op_id) candidates_.push_back(n);
+    const size_t to = candidates_.size();
+    for (size_t k = from; k < to && uses_ < kMaxBindings; ++k) try_node(i, pn, candidates_[k], b);
+    candidates_.resize(from);
+  }
+
+  // Node `node` as step i's pattern node: its arguments checked and bound,
+  // then the steps after it; the bindings it made are undone after.
+  void try_node(size_t i, const PatternNode& pn, Id node, Binding& b) {
+    const uint64_t before = b.bound;
+    const NodeAttrs& attrs = t_.lang.attrs(g_.attr(node));
+    const std::span<const Id> kids = g_.children(node);
+    bool ok = true;
+    if (pn.var >= 0) b.set(static_cast<size_t>(pn.var), RValue::tensor(classes_[i]));
+    for (const PatternArg& a : pn.args) {
+      if (a.kind == PatternArg::Kind::Any) continue;
+      const Value& v = arg_value(*pn.op, attrs, a);
+      if (a.kind == PatternArg::Kind::Literal) {
+        ok = same(v, a.literal);
+      } else if (a.kind == PatternArg::Kind::Var) {
+        const auto var = static_cast<size_t>(a.var);
+        if (b.has(var)) ok = same(b.vals[var].value(), v);
+        else b.set(var, RValue::at(v));
+      } else {  // Child: a tensor variable is checked here, an op node by its own step
+        ok = v.is_node() && v.node < kids.size();
+        const PatternNode& cn = r_.pattern[static_cast<size_t>(a.child)];
+        if (ok && cn.is_var) ok = g_.find(b.vals[static_cast<size_t>(cn.var)].cls) == g_.find(kids[v.node]);
+      }
+      if (!ok) break;
+    }
+    if (ok) {
+      chosen_[i] = node;
+      find(i + 1, b);
+    }
+    b.bound = before;  // values past `bound` are never read
+  }
+
+  RValue eval(const Expr& e, const Binding& b) {
+    switch (e.kind) {
+      case Expr::Kind::Var: return b.vals[static_cast<size_t>(e.var)].view();
+      case Expr::Kind::Literal: return RValue::at(e.literal);
+      case Expr::Kind::If: return eval(e.args[eval(e.args[0], b).value().b ? 1 : 2], b);  // (a branch's shape is read in place too)
+      case Expr::Kind::Call: {
+        using S = Expr::Special;
+        switch (e.special) {
+          case S::Shape: {
+            RValue x;
+            x.shape = t_.analysis.shape(t_.egraph, eval(e.args[0], b).cls);
+            if (!x.shape) throw Decline{};
+            return x;
+          }
+          case S::Equal:
+          case S::NotEqual: {
+            RValue l = eval(e.args[0], b), r = eval(e.args[1], b);
+            if (l.shape && r.shape)
+              return RValue::of(Value::of_bool(e.special == S::Equal ? sizes_equal(t_, *l.shape, *r.shape)
+                                                                    : sizes_different(t_, *l.shape, *r.shape)));
+            l = materialize(std::move(l));
+            r = materialize(std::move(r));
+            const RValue* args[2] = {&l, &r};
+            return e.fn->run(t_, std::span<const RValue* const>(args, 2));
+          }
+          case S::And:
+          case S::Or: {
+            // Stops at the first argument that settles it.
+            const bool any = e.special == S::Or;
+            for (const Expr& a : e.args)
+              if (eval(a, b).value().b == any) return RValue::of(Value::of_bool(any));
+            return RValue::of(Value::of_bool(!any));
+          }
+          case S::None: break;
+        }
+        // Arguments that are variables are read where they are bound.
+        std::vector<RValue> computed(e.args.size());
+        std::vector<const RValue*> args(e.args.size());
+        for (size_t i = 0; i < e.args.size(); ++i) {
+          if (e.args[i].kind == Expr::Kind::Var) {
+            args[i] = &b.vals[static_cast<size_t>(e.args[i].var)];
+            continue;
+          }
+          computed[i] = materialize(eval(e.args[i], b));
+          args[i] = &computed[i];
+        }
+        return e.fn->run(t_, args);
+      }
+      case Expr::Kind::Build: return RValue::tensor(build(e, b));
+    }
+    throw Decline{};
+  }
+
+  Id build(const Expr& e, const Binding& b) {
+    NodeAttrs a;
+    std::vector<Id> kids;
+    for (size_t i = 0; i < e.args.size(); ++i) {
+      const auto p = static_cast<size_t>(e.arg_params[i]);
+      const ParamSpec& spec = e.op->params[p];
+      RValue computed;
+      const bool var = e.args[i].kind == Expr::Kind::Var;
+      if (!var) computed = eval(e.args[i], b);
+      const RValue& x = var ? b.vals[static_cast<size_t>(e.args[i].var)] : computed;
+      Value v;
+      if (x.cls != kNoId) {
+        v = Value::of_node(static_cast<NodeId>(kids.size()));
+        kids.push_back(x.cls);
+      } else if (x.shape) {
+        v = sizes_value(*x.shape);  // read in place: already in the graph's form
+      } else {
+        v = normal(var ? x.value() : computed.take(), param_type(spec));
+      }
+      if (spec.kwarg_only) {
+        a.kwargs.emplace_back(spec.name, std::move(v));
+        continue;
+      }
+      while (a.args.size() < p) a.args.push_back(parse_default(e.op->params[a.args.size()]));
+      a.args.push_back(std::move(v));
+    }
+    return g_.add(e.op_id, t_.lang.intern(a), kids);
+  }
+};
+
+}  // namespace
+
+eg::Rewrite make_rewrite(std::shared_ptr<CompiledRule> rule, TensorEGraph& t) {
+  std::shared_ptr<const CompiledRule> r = rule;
+  eg::Rewrite rw(rule->name, t.lang, rule->searcher,
+                 [run = std::make_shared<Run>(r, t)](eg::EGraph& g, Id eclass, eg::Subst s) { return run->apply(g, eclass, s); });
+  rule->matcher_var.assign(rule->vars.size(), 0);
+  for (size_t v = 0; v < rule->vars.size(); ++v)
+    if (rule->vars[v].in_pattern) rule->matcher_var[v] = rw.var(rule->vars[v].name);
+  return rw;
+}
+
+}  // namespace sator::rulelang

@@ -1,0 +1,126 @@
+#include "rulelang/rule_spec.h"
+
+#include <functional>
+#include <map>
+#include <set>
+
+namespace sator::rulelang {
+
+namespace {
+
+struct Helper {
+  std::vector<std::string> params;
+  SExpr body;
+};
+using Helpers = std::map<std::string, Helper>;
+
+bool is_var(const SExpr& e) { return e.is_atom() && e.text.size() > 1 && e.text[0] == '?'; }
+
+bool is_header(const SExpr& e) {
+  return e.is_atom() && e.text.size() > 1 && e.text.back() == ':' && e.text[0] != '?';
+}
+
+// Replaces calls of helpers by their bodies (with the arguments put in for
+// the parameters); a helper may call helpers defined before it.
+SExpr expand(const SExpr& e, const Helpers& helpers, int depth = 0) {
+  if (depth > 64) throw RuleError(e.at, "helpers nest more than 64 deep");
+  if (e.kind != SExpr::Kind::List && e.kind != SExpr::Kind::Brackets) return e;
+  SExpr out = e;
+  for (SExpr& item : out.items) item = expand(item, helpers, depth);
+  const auto it = e.is_list() ? helpers.find(std::string(e.head())) : helpers.end();
+  if (it == helpers.end()) return out;
+  const Helper& h = it->second;
+  if (out.items.size() - 1 != h.params.size())
+    throw RuleError(e.at, "helper '" + it->first + "' takes " + std::to_string(h.params.size()) + " arguments, not " +
+                              std::to_string(out.items.size() - 1));
+  std::map<std::string, const SExpr*> bind;
+  for (size_t i = 0; i < h.params.size(); ++i) bind[h.params[i]] = &out.items[i + 1];
+  std::function<SExpr(const SExpr&)> subst = [&](const SExpr& b) -> SExpr {
+    if (b.is_atom()) {
+      const auto p = bind.find(b.text);
+      return p == bind.end() ? b : *p->second;
+    }
+    SExpr c = b;
+    for (SExpr& item : c.items) item = subst(item);
+    return c;
+  };
+  return expand(subst(h.body), helpers, depth + 1);
+}
+
+void define(const SExpr& d, Helpers& helpers) {
+  if (d.items.size() != 3 || !d.items[1].is_list() || d.items[1].items.empty() || !d.items[1].items[0].is_atom())
+    throw RuleError(d.at, "a helper is written (define (NAME ?param ...) EXPR)");
+  const SExpr& sig = d.items[1];
+  Helper h;
+  std::set<std::string> seen;
+  for (size_t i = 1; i < sig.items.size(); ++i) {
+    if (!is_var(sig.items[i])) throw RuleError(sig.items[i].at, "a helper's parameters are ?names");
+    if (!seen.insert(sig.items[i].text).second) throw RuleError(sig.items[i].at, "parameter '" + sig.items[i].text + "' twice");
+    h.params.push_back(sig.items[i].text);
+  }
+  h.body = expand(d.items[2], helpers);
+  if (!helpers.emplace(sig.items[0].text, std::move(h)).second)
+    throw RuleError(sig.items[0].at, "helper '" + sig.items[0].text + "' is defined twice");
+}
+
+}  // namespace
+
+std::vector<RuleSpec> parse_rule_file(std::string_view text, const std::string& file) {
+  const std::vector<SExpr> items = parse_sexprs(text, file);
+  std::vector<RuleSpec> rules;
+  std::set<std::string> names;
+  Helpers helpers;
+  size_t i = 0;
+  while (i < items.size()) {
+    const SExpr& e = items[i];
+    if (e.head() == "define") {
+      define(e, helpers);
+      ++i;
+      continue;
+    }
+    if (!is_header(e)) throw RuleError(e.at, "expected a rule ('NAME: LHS => RHS') or (define ...), found " + e.to_string());
+    RuleSpec r;
+    r.name = e.text.substr(0, e.text.size() - 1);
+    r.at = e.at;
+    if (!names.insert(r.name).second) throw RuleError(e.at, "rule '" + r.name + "' is defined twice");
+    ++i;
+    auto need = [&](const char* what) -> const SExpr& {
+      if (i >= items.size() || is_header(items[i]))
+        throw RuleError(i < items.size() ? items[i].at : e.at, std::string("rule '") + r.name + "' needs " + what);
+      return items[i++];
+    };
+    r.lhs = need("a left-hand side");
+    const SExpr& arrow = need("'=>' or '<=>'");
+    if (!arrow.is_atom("=>") && !arrow.is_atom("<=>")) throw RuleError(arrow.at, "expected '=>' or '<=>', found " + arrow.to_string());
+    r.both_ways = arrow.is_atom("<=>");
+    r.rhs = need("a right-hand side");
+    while (i < items.size() && !is_header(items[i]) && items[i].head() != "define") {
+      const SExpr& k = items[i++];
+      if (k.is_atom("if")) {
+        r.conditions.push_back(need("a condition after 'if'"));
+      } else if (k.is_atom("let")) {
+        const SExpr& v = need("a ?name after 'let'");
+        if (!is_var(v)) throw RuleError(v.at, "'let' names a ?variable");
+        r.lets.emplace_back(v, need("a value after 'let ?name'"));
+      } else if (k.is_atom("doc")) {
+        const SExpr& d = need("a \"text\" after 'doc'");
+        if (d.kind != SExpr::Kind::String) throw RuleError(d.at, "'doc' takes a \"string\"");
+        r.doc = d.text;
+      } else {
+        throw RuleError(k.at, "expected 'if', 'let', 'doc' or the next rule, found " + k.to_string());
+      }
+    }
+    r.lhs = expand(r.lhs, helpers);
+    r.rhs = expand(r.rhs, helpers);
+    for (auto& [v, x] : r.lets) x = expand(x, helpers);
+    for (SExpr& c : r.conditions) c = expand(c, helpers);
+    // What the rule means, helpers expanded: the proof cache's key.
+    r.text = r.name + ": " + r.lhs.to_string() + (r.both_ways ? " <=> " : " => ") + r.rhs.to_string();
+    for (const auto& [v, x] : r.lets) r.text += " let " + v.text + " " + x.to_string();
+    for (const SExpr& c : r.conditions) r.text += " if " + c.to_string();
+    rules.push_back(std::move(r));
+  }
+  return rules;
+}
+
+}  // namespace sator::rulelang

@@ -1,0 +1,136 @@
+#include "rulelang/sexpr.h"
+
+#include <cctype>
+#include <mutex>
+#include <set>
+
+namespace sator::rulelang {
+
+const std::string& intern_file_name(std::string_view name) {
+  static std::mutex mu;
+  static std::set<std::string, std::less<>> names;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = names.find(name);
+  if (it == names.end()) it = names.emplace(name).first;
+  return *it;
+}
+
+std::string SExpr::to_string() const {
+  switch (kind) {
+    case Kind::Atom: return text;
+    case Kind::String: return "\"" + text + "\"";
+    case Kind::List:
+    case Kind::Brackets: {
+      std::string s(1, kind == Kind::List ? '(' : '[');
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (i) s.push_back(' ');
+        s.append(items[i].to_string());
+      }
+      s.push_back(kind == Kind::List ? ')' : ']');
+      return s;
+    }
+  }
+  return text;
+}
+
+namespace {
+
+class Reader {
+ public:
+  Reader(std::string_view text, const std::string& file) : s_(text) { at_.file = &intern_file_name(file); }
+
+  std::vector<SExpr> all() {
+    std::vector<SExpr> out;
+    for (skip(); pos_ < s_.size(); skip()) out.push_back(one());
+    return out;
+  }
+
+ private:
+  std::string_view s_;
+  size_t pos_ = 0;
+  Where at_;
+
+  char peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
+  void advance() {
+    if (s_[pos_] == '\n') {
+      ++at_.line;
+      at_.column = 1;
+    } else {
+      ++at_.column;
+    }
+    ++pos_;
+  }
+  void skip() {
+    while (pos_ < s_.size()) {
+      const char c = peek();
+      if (c == '#') {
+        while (pos_ < s_.size() && peek() != '\n') advance();
+      } else if (std::isspace(static_cast<unsigned char>(c))) {
+        advance();
+      } else {
+        break;
+      }
+    }
+  }
+  static bool delimiter(char c) {
+    return c == '(' || c == ')' || c == '[' || c == ']' || c == '"' || c == '#' || std::isspace(static_cast<unsigned char>(c));
+  }
+
+  SExpr one() {
+    SExpr e;
+    e.at = at_;
+    const char c = peek();
+    if (c == ')' || c == ']') throw RuleError(at_, std::string("unexpected '") + c + "'");
+    if (c == '(' || c == '[') {
+      const char close = c == '(' ? ')' : ']';
+      e.kind = c == '(' ? SExpr::Kind::List : SExpr::Kind::Brackets;
+      advance();
+      for (skip(); peek() != close; skip()) {
+        if (pos_ >= s_.size()) throw RuleError(e.at, std::string("'") + c + "' is never closed");
+        if (peek() == ')' || peek() == ']') throw RuleError(at_, std::string("'") + peek() + "' closes '" + c + "'");
+        e.items.push_back(one());
+      }
+      advance();
+      return e;
+    }
+    if (c == '"') {
+      e.kind = SExpr::Kind::String;
+      advance();
+      while (peek() != '"') {
+        if (pos_ >= s_.size() || peek() == '\n') throw RuleError(e.at, "string is never closed");
+        if (peek() == '\\') {
+          advance();
+          if (pos_ >= s_.size()) throw RuleError(e.at, "string is never closed");
+        }
+        e.text += peek();
+        advance();
+      }
+      advance();
+      return e;
+    }
+    while (pos_ < s_.size() && !delimiter(peek())) {
+      const unsigned char ch = static_cast<unsigned char>(peek());
+      if (ch < 0x20 || ch == 0x7f) throw RuleError(at_, "control character in a name");
+      e.text += peek();
+      advance();
+    }
+    // `?out=(view ?x _)` names the node it matches: read as (as ?out (view ?x _)).
+    if (e.text.size() > 2 && e.text[0] == '?' && e.text.back() == '=' && peek() == '(') {
+      SExpr as;
+      as.kind = SExpr::Kind::List;
+      as.at = e.at;
+      as.items.push_back(SExpr{SExpr::Kind::Atom, "as", {}, e.at});
+      e.text.pop_back();
+      as.items.push_back(std::move(e));
+      as.items.push_back(one());
+      return as;
+    }
+    return e;
+  }
+};
+
+}  // namespace
+
+std::vector<SExpr> parse_sexprs(std::string_view text, const std::string& file) { return Reader(text, file).all(); }
+
+}  // namespace sator::rulelang
