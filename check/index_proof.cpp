@@ -88,7 +88,9 @@ struct Trace {
       } else if (op == "aten.transpose.int") {
         const auto a = static_cast<size_t>(wrap(node.args.at(1).i, in.size()));
         const auto b = static_cast<size_t>(wrap(node.args.at(2).i, in.size()));
-        std::swap(idx[a], idx[b]);
+        // A rank-0 tensor has one dim to name (PyTorch wraps as for rank 1):
+        // its transpose is itself.
+        if (a < idx.size() && b < idx.size()) std::swap(idx[a], idx[b]);
       } else if (op == "aten.t.default") {
         if (idx.size() == 2) std::swap(idx[0], idx[1]);
       } else if (op == "aten.expand.default") {

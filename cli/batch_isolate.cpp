@@ -76,6 +76,7 @@ IsolatedRun run_isolated(const BatchInput& b, const std::string& result_path, co
                                    "--cost", c.cost, "--device", c.device, "--extractor", c.extractor,
                                    "--repeat", std::to_string(c.repeat)};
   if (c.greedy_fixpoint) args.push_back("--greedy-fixpoint");
+  args.insert(args.end(), c.user_rule_args.begin(), c.user_rule_args.end());
   if (limits.memory_bytes > 0) args.insert(args.end(), {"--memory", number(limits.memory_bytes)});
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());

@@ -10,6 +10,7 @@
 #include "cli/batch_isolate.h"
 #include "cli/chunk_report.h"
 #include "cli/commands.h"
+#include "cli/user_rules.h"
 #include "cli/validators.h"
 #include "cli/run_report.h"
 #include "ir/graph_io.h"
@@ -22,12 +23,14 @@ struct BatchCliOptions {
   BatchOptions batch;
   std::string shard = "1/1";
   std::string graph_memory;
+  UserRuleOptions user_rules;
 };
 
 struct BatchOneOptions {
   std::string graph, name, result;
   CompareOptions compare;
   double memory = 0;
+  UserRuleOptions user_rules;
 };
 
 struct MergeCliOptions {
@@ -73,6 +76,7 @@ void add_batch_commands(CLI::App& app) {
   cmd->add_option("--extractor", opt.batch.compare.extractor, "saturation's extractor: tree, dag (default) or ilp");
   cmd->add_flag("--greedy-fixpoint", opt.batch.compare.greedy_fixpoint, "let greedy repeat its passes to a fixpoint");
   cmd->add_option("--repeat", opt.batch.compare.repeat, "time each method as the median of this many runs (default 3)");
+  add_user_rule_options(cmd, opt.user_rules);
   cmd->add_option("--graph-timeout", opt.batch.graph_seconds,
                   "seconds one graph may take before its worker is killed and the graph recorded as failed (default 600)");
   cmd->add_option("--graph-memory", opt.graph_memory,
@@ -82,6 +86,10 @@ void add_batch_commands(CLI::App& app) {
     if (!(opt.batch.graph_seconds > 0)) throw GraphError("", "", "--graph-timeout must be a positive number of seconds");
     if (!opt.graph_memory.empty()) opt.batch.graph_memory_bytes = parse_bytes("", "--graph-memory", opt.graph_memory);
     check_compare_options(opt.batch.compare);
+    // The rule files are read and checked once, here; the workers get them
+    // with --unchecked.
+    load_user_rules(opt.user_rules);
+    opt.batch.compare.user_rule_args = user_rule_args(opt.user_rules);
     const int status = run_batch(opt.batch);
     if (status != 0) throw CLI::RuntimeError(status);
   });
@@ -99,7 +107,13 @@ void add_batch_commands(CLI::App& app) {
   w->add_flag("--greedy-fixpoint", one.compare.greedy_fixpoint);
   w->add_option("--repeat", one.compare.repeat);
   w->add_option("--memory", one.memory);
-  w->callback([] { run_batch_one(one.graph, one.name, one.result, one.compare, one.memory); });
+  add_user_rule_options(w, one.user_rules);
+  w->callback([] {
+    const UserRules user = load_user_rules(one.user_rules);
+    one.compare.user_rules = user.files;
+    one.compare.rules_only = user.only;
+    run_batch_one(one.graph, one.name, one.result, one.compare, one.memory);
+  });
 
   static MergeCliOptions merge;
   CLI::App* m = app.add_subcommand("batch-merge", "combine the outputs of several batch runs (shards) into one summary");

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/user_rules.h"
 #include "cli/output_paths.h"
 #include "cli/comparison.h"
 #include "cli/run_report.h"
@@ -20,12 +21,17 @@ namespace {
 struct CompareCliOptions {
   std::string path, report;
   CompareOptions opts;
+  UserRuleOptions user_rules;
 };
 
 void run_compare(const CompareCliOptions& o) {
   check_model_options(o.path, o.opts.cost, o.opts.device, o.opts.extractor);
   require_distinct_outputs(o.path, {{"--report", o.report}});
-  const nlohmann::ordered_json c = compare_graph(o.path, o.opts);
+  CompareOptions opts = o.opts;
+  const UserRules user = load_user_rules(o.user_rules);
+  opts.user_rules = user.files;
+  opts.rules_only = user.only;
+  const nlohmann::ordered_json c = compare_graph(o.path, opts);
   if (!o.report.empty()) write_file_atomic(o.report, c.dump(2) + "\n");
   std::fputs(comparison_table(c).c_str(), stdout);
 }
@@ -37,6 +43,7 @@ void add_compare_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("compare", "greedy rewriting vs equality saturation (and Inductor) on one graph");
   cmd->add_option("graph", opt.path, "a sator.graph JSON file")->required();
   cmd->add_option("--report", opt.report, "write the comparison as JSON here");
+  add_user_rule_options(cmd, opt.user_rules);
   cmd->add_option("--cost", opt.opts.cost, "roofline (default) or nodes");
   cmd->add_option("--device", opt.opts.device, "cost-model device (h200)");
   cmd->add_option("--extractor", opt.opts.extractor, "saturation's extractor: tree, dag (default) or ilp");

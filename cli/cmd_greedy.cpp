@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/user_rules.h"
 #include "cli/validators.h"
 #include "cli/output_paths.h"
 #include "cli/run_report.h"
@@ -26,6 +27,7 @@ struct GreedyCliOptions {
   bool fixpoint = false, verify = false, fuse_dropout = false, list_passes = false;
   size_t max_rounds = 10;
   std::string cost = "roofline", device = "h200";
+  UserRuleOptions user_rules;
 };
 
 void list_passes(bool fuse_dropout) {
@@ -43,6 +45,7 @@ void run_greedy(const GreedyCliOptions& o) {
   if (o.max_rounds == 0) throw GraphError(o.path, "", "--max-rounds must be at least 1");
   const auto start = std::chrono::steady_clock::now();
   require_distinct_outputs(o.path, {{"-o", o.out}, {"--report", o.report}});
+  const UserRules user = load_user_rules(o.user_rules);
   const Graph input = load_graph(o.path);
   const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
@@ -52,6 +55,8 @@ void run_greedy(const GreedyCliOptions& o) {
   opts.fuse_dropout = o.fuse_dropout;
   opts.cost = o.cost;
   opts.device = o.device;
+  opts.user_rules = user.files;
+  opts.rules_only = user.only;
   const rules::GreedyResult g = rules::greedy_optimize(input, opts);
 
   std::optional<interp::VerifyResult> verified;
@@ -84,6 +89,7 @@ void add_greedy_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("greedy", "the same rules applied greedily, as Inductor's pattern matcher does (the baseline)");
   cmd->add_option("graph", opt.path, "a sator.graph JSON file");
   cmd->add_option("-o,--output", opt.out, "write the rewritten graph here");
+  add_user_rule_options(cmd, opt.user_rules);
   cmd->add_option("--report", opt.report, "write a JSON report here");
   cmd->add_flag("--fixpoint", opt.fixpoint, "repeat the passes until a round changes nothing (Inductor: one round)");
   cmd->add_option("--max-rounds", opt.max_rounds, "round limit with --fixpoint (default 10)")

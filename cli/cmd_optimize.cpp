@@ -11,6 +11,7 @@
 
 #include "cli/chunk_report.h"
 #include "cli/commands.h"
+#include "cli/user_rules.h"
 #include "cli/validators.h"
 #include "cli/output_paths.h"
 #include "cli/run_report.h"
@@ -35,6 +36,7 @@ struct OptimizeCliOptions {
   bool verify = false;
   bool fuse_dropout = false, no_training_attention = false, training_attention_bias = false;
   bool no_mixed_precision_attention = false;
+  UserRuleOptions user_rules;
 };
 
 // Options of the CLI contract whose machinery lands with later issues are
@@ -59,6 +61,7 @@ void run_optimize(const OptimizeCliOptions& o) {
   require_distinct_outputs(o.path, {{"-o", o.out}, {"--report", o.report}});
   std::optional<chunk::ChunkOptions> chunking;
   if (o.chunk != "off") chunking = read_chunk_options(o.path, o.chunk, o.memory_budget, o.device);
+  const UserRules user = load_user_rules(o.user_rules);  // rule file errors first: exit 2, nothing written
   const auto start = std::chrono::steady_clock::now();
   // --time-limit covers the run: saturation, extraction and chunk planning
   // each stop at it with their best result so far (writing, which must
@@ -84,6 +87,8 @@ void run_optimize(const OptimizeCliOptions& o) {
   opts.device = o.device;
   opts.ilp_time_limit_s = o.ilp_time_limit;
   opts.target = o.target;
+  opts.user_rules = user.files;
+  opts.rules_only = user.only;
   rules::OptimizeResult r = rules::optimize(input, opts);
   // Chunking runs on the extracted graph (design.md's pipeline).
   std::optional<chunk::ChunkPlan> plan;
@@ -138,6 +143,7 @@ void add_optimize_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("optimize", "optimize a graph by equality saturation");
   cmd->add_option("graph", opt.path, "a sator.graph JSON file")->required();
   cmd->add_option("-o,--output", opt.out, "write the optimized graph here");
+  add_user_rule_options(cmd, opt.user_rules);
   cmd->add_option("--report", opt.report, "write a JSON report here");
   cmd->add_option("--iter-limit", opt.iter_limit, "saturation iterations (default 30)")
       ->check(non_negative_count());

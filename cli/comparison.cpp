@@ -99,6 +99,8 @@ nlohmann::ordered_json compare_graph(const std::string& path, const CompareOptio
     go.fixpoint = o.greedy_fixpoint;
     go.cost = o.cost;
     go.device = o.device;
+    go.user_rules = o.user_rules;
+    go.rules_only = o.rules_only;
     rules::GreedyResult g;
     const double ms = median_ms(o.repeat, [&] { g = rules::greedy_optimize(input, go); });
     c["greedy"] = method(input, g.result.output, o.cost, o.device, ms);
@@ -109,6 +111,8 @@ nlohmann::ordered_json compare_graph(const std::string& path, const CompareOptio
     so.extractor = o.extractor;
     so.cost = o.cost;
     so.device = o.device;
+    so.user_rules = o.user_rules;
+    so.rules_only = o.rules_only;
     rules::OptimizeResult s;
     const double ms = median_ms(o.repeat, [&] { s = rules::optimize(input, so); });
     c["sator"] = method(input, s.output, o.cost, o.device, ms);

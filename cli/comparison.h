@@ -3,6 +3,8 @@
 // `sator compare` prints and what `sator batch` records per graph.
 #pragma once
 
+#include "rulelang/rule_set.h"
+
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
@@ -15,6 +17,9 @@ struct CompareOptions {
   bool greedy_fixpoint = false;
   size_t repeat = 3;     // each method's time is the median of this many runs (after a process-wide warm-up)
   std::string inductor;  // Inductor's graph; empty: found by inductor_path_for, if there
+  std::vector<rulelang::RuleFile> user_rules;  // a user's rules, for both methods (checked already)
+  bool rules_only = false;
+  std::vector<std::string> user_rule_args;  // the same as arguments, for batch's worker processes
 };
 
 // The comparison as JSON (schema in docs/batch.md): the input's numbers and

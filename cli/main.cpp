@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "rulelang/sexpr.h"
 #include "ir/graph_io.h"
 #include "ir/printable.h"
 
@@ -35,6 +36,9 @@ int main(int argc, char** argv) {
     std::cerr << "sator: " << sator::printable(e.what()) << "\n(run `sator --help` for usage)\n";
     return 2;
   } catch (const sator::GraphError& e) {
+    std::cerr << "sator: " << sator::printable(e.what()) << "\n";
+    return 2;
+  } catch (const sator::rulelang::RuleError& e) {  // a rule file: file:line:col: message
     std::cerr << "sator: " << sator::printable(e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {

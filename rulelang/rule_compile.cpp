@@ -193,7 +193,7 @@ class Compiler {
 
   Value literal(const SExpr& e, Type t) {
     if (e.is_atom("none")) return Value::none();
-    if (t == Type::Bool && (e.is_atom("true") || e.is_atom("false"))) return Value::of_bool(e.text == "true");
+    if ((t == Type::Bool || t == Type::Any) && (e.is_atom("true") || e.is_atom("false"))) return Value::of_bool(e.text == "true");
     if (t == Type::DType || t == Type::Any) {
       if (e.is_atom())
         if (const auto d = parse_dtype(e.text)) return Value::of_dtype(*d);

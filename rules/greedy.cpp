@@ -442,10 +442,11 @@ GreedyResult greedy_optimize(const Graph& input, const GreedyOptions& options) {
     TermGraph term(t);
     size_t changed = 0;
     for (PassKind k : kPasses) {
-      if (k == PassKind::Attention && training) continue;
+      if ((k == PassKind::Attention && training) || options.rules_only) continue;
       const std::vector<eg::Rewrite> rules = pass_rules(k, t, options.fuse_dropout);
       changed += term.sweep(rules, gr.rewrites_by_rule);
     }
+    if (!options.user_rules.empty()) changed += term.sweep(rulelang::make_rewrites(options.user_rules, t), gr.rewrites_by_rule);
     r.egraph_nodes = t.egraph.total_class_nodes();
     r.egraph_classes = t.egraph.num_classes();
     r.z3_queries += t.prover.stats().queries;

@@ -21,6 +21,8 @@
 // saturation); each pass starts from the graph the previous one wrote.
 #pragma once
 
+#include "rulelang/rule_set.h"
+
 #include <map>
 #include <string>
 #include <vector>
@@ -35,6 +37,10 @@ struct GreedyOptions {
   size_t max_rounds = 10;     // with fixpoint
   bool fuse_dropout = false;  // as OptimizeOptions::fuse_dropout
   std::string cost = "roofline", device = "h200";  // for the report's cost in and out
+  // A user's rule files: a last pass of their own, or with rules_only the
+  // only pass (as OptimizeOptions).
+  std::vector<rulelang::RuleFile> user_rules;
+  bool rules_only = false;
 };
 
 struct GreedyPassInfo {

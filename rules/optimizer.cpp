@@ -92,12 +92,17 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
 
   auto t0 = std::chrono::steady_clock::now();
   TensorEGraph t(input);
-  std::vector<eg::Rewrite> rules = layout_rules(t);
-  for (eg::Rewrite& r : recompose_rules(t)) rules.push_back(std::move(r));
+  std::vector<eg::Rewrite> rules;
+  if (!options.rules_only) {
+    rules = layout_rules(t);
+    for (eg::Rewrite& r : recompose_rules(t)) rules.push_back(std::move(r));
+  }
   // Training graphs fuse attention's forward and backward together: the
   // forward alone would keep the scores alive for the backward and save nothing.
   const bool training = is_training_graph(input);
-  if (!training) {
+  if (options.rules_only) {
+    // The user's rules alone.
+  } else if (!training) {
     for (eg::Rewrite& r : attention_rules(t, options.fuse_dropout)) rules.push_back(std::move(r));
   } else if (options.training_attention) {
     for (eg::Rewrite& r : attention_train_rules(t, options.fuse_dropout, options.training_attention_bias))
@@ -105,12 +110,13 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
     // Once fused, a key bias's gradient (dK summed over the keys) is zero.
     for (eg::Rewrite& r : key_gradient_rules(t)) rules.push_back(std::move(r));
   }
-  if (!training || options.training_attention) {
+  if (!options.rules_only && (!training || options.training_attention)) {
     // Masks and casts written the ways models write them, seen through.
     for (eg::Rewrite& r : mask_algebra_rules(t)) rules.push_back(std::move(r));
     if (options.mixed_precision_attention)
       for (eg::Rewrite& r : mixed_precision_rules(t)) rules.push_back(std::move(r));
   }
+  for (eg::Rewrite& r : rulelang::make_rewrites(options.user_rules, t)) rules.push_back(std::move(r));
   eg::Runner runner;
   runner.with_iter_limit(options.iter_limit)
       .with_node_limit(options.node_limit ? options.node_limit : default_node_limit(input))

@@ -2,6 +2,8 @@
 // saturate with the rule sets, extract, write back, re-validate.
 #pragma once
 
+#include "rulelang/rule_set.h"
+
 #include <string>
 #include <vector>
 
@@ -39,6 +41,11 @@ struct OptimizeOptions {
   // "inductor-joint" (only ops Inductor lowers after its decompositions;
   // what sator recomposed and did not fuse goes back to the input's form).
   std::string target = "any";
+  // A user's rule files (`--rules`): added to the shipped rules, or with
+  // rules_only (`--rules-only`) in their place. Checked before they get here
+  // (check/proof_cache.h).
+  std::vector<rulelang::RuleFile> user_rules;
+  bool rules_only = false;
 };
 
 struct OptimizeResult {

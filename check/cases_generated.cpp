@@ -1,0 +1,176 @@
+#include "check/cases_generated.h"
+
+#include <limits>
+#include <map>
+#include <memory>
+
+#include "ir/infer_context.h"
+
+namespace sator::check {
+
+namespace {
+
+using rulelang::CompiledRule;
+using rulelang::PatternArg;
+using rulelang::PatternNode;
+using B = GraphBuilder;
+
+bool named(const ParamSpec& p, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (p.name == n) return true;
+  return false;
+}
+
+// `shape` expanded: size-1 dims to a drawn size, others kept or written -1,
+// sometimes a new leading dim.
+Value expand_sizes(Draw& d, const std::vector<SymExpr>& shape) {
+  std::vector<Value> out;
+  if (d.integer(0, 3) == 0) out.push_back(Value::of_int(d.integer(2, 3)));
+  for (const SymExpr& s : shape) {
+    if (s.as_constant() == 1 && d.coin()) out.push_back(B::sizes({d.big()}).list[0]);
+    else if (d.integer(0, 3) == 0) out.push_back(Value::of_int(-1));
+    else out.push_back(B::sizes({s}).list[0]);
+  }
+  return Value::of_list(std::move(out));
+}
+
+// A value for parameter p of `op`, whose first tensor argument has `shape`.
+Value draw_param(Draw& d, const OpInfo& op, const ParamSpec& p, const std::vector<SymExpr>& shape) {
+  const auto rank = static_cast<int64_t>(shape.size());
+  if (p.optional && d.integer(0, 3) == 0) return Value::none();
+  switch (p.type) {
+    case ParamType::Int:
+      if (named(p, {"dim", "dim0", "dim1", "start_dim", "end_dim"})) return Value::of_int(d.integer(-rank - 1, rank));
+      return Value::of_int(d.integer(0, 3));
+    case ParamType::IntList: {
+      if (named(p, {"dims", "perm"})) {
+        std::vector<int64_t> perm = d.permutation(shape.size());
+        for (int64_t& x : perm) x = d.maybe_negative(x, shape.size());
+        return B::ints(perm);
+      }
+      std::vector<int64_t> dims;  // a reduction's dims: a non-empty subset
+      for (int64_t i = 0; i < rank; ++i)
+        if (d.coin()) dims.push_back(d.maybe_negative(i, shape.size()));
+      if (dims.empty() && rank > 0) dims.push_back(d.integer(0, rank - 1));
+      return B::ints(dims);
+    }
+    case ParamType::SymIntList:
+      if (op.name == "aten.expand.default") return expand_sizes(d, shape);
+      return B::sizes(regroup(d, shape));
+    case ParamType::SymInt: {
+      // Slice bounds and the like: an end, a start, or past the end as
+      // PyTorch writes it.
+      static const std::vector<int64_t> menu = {0, 1, 2, 3, std::numeric_limits<int64_t>::max(), -1};
+      return Value::of_int(d.pick(menu));
+    }
+    case ParamType::ScalarType: {
+      static const std::vector<DType> menu = {DType::Float64, DType::Float32, DType::BFloat16, DType::Float16};
+      return Value::of_dtype(d.pick(menu));
+    }
+    case ParamType::Float:
+    case ParamType::Scalar:
+    case ParamType::Tensor: return Value::of_float(d.number());
+    case ParamType::Bool: return Value::of_bool(d.coin());
+    default:
+      if (p.has_default) return parse_default(p);
+      throw ShapeError("check-rules cannot draw parameter '" + p.name + "' of " + op.name);
+  }
+}
+
+class Instance {
+ public:
+  Instance(const CompiledRule& r, Draw& d, size_t rank) : r_(r), d_(d), rank_(rank) {}
+
+  NodeId build(int i) {
+    const PatternNode& n = r_.pattern[static_cast<size_t>(i)];
+    if (n.is_var) return tensor_var(n.var);
+    std::vector<Value> args;
+    std::vector<std::pair<std::string, Value>> kwargs;
+    std::vector<SymExpr> first_shape;
+    bool have_shape = false;
+    for (const PatternArg& a : n.args) {
+      const ParamSpec& p = n.op->params[a.param];
+      Value v;
+      switch (a.kind) {
+        case PatternArg::Kind::Child: {
+          const NodeId c = build(a.child);
+          if (!have_shape) first_shape = d_.b.type(c).shape, have_shape = true;
+          v = B::ref(c);
+          break;
+        }
+        case PatternArg::Kind::Literal: v = a.literal; break;
+        case PatternArg::Kind::Var: {
+          auto it = attrs_.find(a.var);
+          if (it == attrs_.end()) it = attrs_.emplace(a.var, draw_param(d_, *n.op, p, first_shape)).first;
+          v = it->second;
+          break;
+        }
+        case PatternArg::Kind::Any: v = draw_param(d_, *n.op, p, first_shape); break;
+      }
+      if (p.kwarg_only) {
+        if (!(a.kind == PatternArg::Kind::Literal && p.has_default && v == a.fallback)) kwargs.emplace_back(p.name, std::move(v));
+      } else {
+        args.push_back(std::move(v));
+      }
+    }
+    // Trailing arguments equal to their defaults are left out, as PyTorch writes them.
+    while (!args.empty()) {
+      const ParamSpec& p = n.op->params[args.size() - 1];
+      if (!p.has_default || !(args.back() == parse_default(p))) break;
+      args.pop_back();
+    }
+    return d_.b.op(n.op->name, std::move(args), std::move(kwargs));
+  }
+
+ private:
+  const CompiledRule& r_;
+  Draw& d_;
+  size_t rank_;
+  std::map<int, NodeId> tensors_;
+  std::map<int, Value> attrs_;
+
+  // Every tensor variable an input of the instance's rank, all of one shape
+  // (elementwise ops of two variables then need no broadcasting).
+  NodeId tensor_var(int var) {
+    if (auto it = tensors_.find(var); it != tensors_.end()) return it->second;
+    if (shape_.empty() && !drawn_) {
+      shape_ = d_.shape(rank_);
+      drawn_ = true;
+    }
+    return tensors_[var] = d_.b.input(shape_);
+  }
+  std::vector<SymExpr> shape_;
+  bool drawn_ = false;
+};
+
+bool layout_only(const CompiledRule& r) {
+  for (const OpInfo* op : r.ops)
+    if (op->cls != OpClass::Layout) return false;
+  return true;
+}
+
+}  // namespace
+
+RuleFactory file_rules(const std::vector<rulelang::RuleFile>& files) {
+  return [files](TensorEGraph& t) { return rulelang::make_rewrites(files, t); };
+}
+
+std::vector<RuleCase> generated_cases(const std::vector<rulelang::RuleFile>& files) {
+  std::vector<RuleCase> cases;
+  TensorLanguage lang;
+  for (const std::shared_ptr<CompiledRule>& r : rulelang::compile_rules(files, lang)) {
+    RuleCase c;
+    c.name = r->name;
+    c.min_rank = 0;
+    c.max_rank = 5;
+    c.index_map = layout_only(*r);
+    c.lhs = [r](Draw& d, size_t rank) {
+      Instance inst(*r, d, rank);
+      return inst.build(static_cast<int>(r->pattern.size() - 1));
+    };
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+}  // namespace sator::check

@@ -1,0 +1,59 @@
+#!/bin/bash
+# User rule files on the command line: --rules, --rules-only, --unchecked,
+# the proof cache, check-rules --rules, and the errors (exit 2, nothing written).
+#   rules_cli_test.sh SATOR EXAMPLES_DIR PLANTED_DIR
+set -u
+sator=$1
+ex=$2
+planted=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export SATOR_PROOF_CACHE=$tmp/proofs  # never the user's own cache
+fail() { echo "FAIL: $*"; exit 1; }
+
+# The example: the file's rules check, then fire (6 nodes -> 4: a * b).
+"$sator" check-rules --rules "$ex/negation.rules" --trials 50 >"$tmp/check.txt" || fail "check-rules --rules on the example"
+grep -q "2 of 2 rules pass" "$tmp/check.txt" || fail "check-rules did not pass both example rules"
+"$sator" optimize "$ex/negated.json" --rules "$ex/negation.rules" -o "$tmp/out.json" >"$tmp/o1.txt" 2>"$tmp/e1.txt" ||
+  fail "optimize --rules on the example"
+grep -q "6 nodes -> 4" "$tmp/o1.txt" || fail "the example's rules did not fire: $(cat "$tmp/o1.txt")"
+grep -q "checking rule 'double-negation'" "$tmp/e1.txt" || fail "the first run did not check the rules"
+ls "$tmp/proofs"/*.passed >/dev/null 2>&1 || fail "no proof cache entries written"
+# Second run: the cache answers, nothing is checked again.
+"$sator" optimize "$ex/negated.json" --rules "$ex/negation.rules" -o "$tmp/out2.json" >/dev/null 2>"$tmp/e2.txt" || fail "second run"
+grep -q "checking rule" "$tmp/e2.txt" && fail "the second run checked the rules again"
+cmp -s "$tmp/out.json" "$tmp/out2.json" || fail "the second run wrote a different graph"
+# Without the file the shipped rules leave the graph as it is.
+"$sator" optimize "$ex/negated.json" -o "$tmp/plain.json" | grep -q "6 nodes -> 6" || fail "the shipped rules alone changed the example"
+
+# A wrong rule does not run: exit 2, file:line:col, no output.
+"$sator" optimize "$ex/negated.json" --rules "$planted/24-sub-commuted.rules" -o "$tmp/bad.json" >/dev/null 2>"$tmp/e3.txt"
+[ $? = 2 ] || fail "a rule check-rules rejects ran (exit not 2)"
+grep -q "24-sub-commuted.rules:3:1: rule 'bad' does not pass check-rules" "$tmp/e3.txt" || fail "message: $(cat "$tmp/e3.txt")"
+[ -e "$tmp/bad.json" ] && fail "an output was written for a refused rule file"
+# ... unless the user says --unchecked.
+"$sator" optimize "$ex/negated.json" --rules "$planted/24-sub-commuted.rules" --unchecked -o "$tmp/unchecked.json" >/dev/null ||
+  fail "--unchecked did not run"
+
+# Files that do not compile, or cannot be read: exit 2 with the position.
+printf 'r: (neg ?x) => ?y\n' >"$tmp/unbound.rules"
+for cmd in optimize greedy compare; do
+  "$sator" $cmd "$ex/negated.json" --rules "$tmp/unbound.rules" >/dev/null 2>"$tmp/e4.txt"
+  [ $? = 2 ] || fail "$cmd: a rule file that does not compile (exit not 2)"
+  grep -q "unbound.rules:1:16: '?y' is not bound" "$tmp/e4.txt" || fail "$cmd message: $(cat "$tmp/e4.txt")"
+done
+"$sator" optimize "$ex/negated.json" --rules "$tmp/missing.rules" >/dev/null 2>"$tmp/e5.txt"
+[ $? = 2 ] && grep -q "missing.rules:1:1: cannot read the rule file" "$tmp/e5.txt" || fail "a missing rule file"
+"$sator" optimize "$ex/negated.json" --rules "$ex/negation.rules" --rules-only "$ex/negation.rules" >/dev/null 2>&1
+[ $? = 2 ] || fail "--rules with --rules-only accepted"
+
+# --rules-only: the file's rules alone (greedy and compare too).
+"$sator" greedy "$ex/negated.json" --rules-only "$ex/negation.rules" -o "$tmp/g.json" | grep -q "1 rewrites" ||
+  fail "greedy --rules-only made no rewrite"
+"$sator" compare "$ex/negated.json" --rules "$ex/negation.rules" --repeat 1 >"$tmp/cmp.txt" || fail "compare --rules"
+# batch: checked once in the parent, the workers run the rules.
+mkdir -p "$tmp/src" && cp "$ex/negated.json" "$tmp/src/"
+"$sator" batch "$tmp/src" --out "$tmp/batch" --rules "$ex/negation.rules" --jobs 1 --repeat 1 >/dev/null 2>&1 ||
+  fail "batch --rules"
+grep -q '"nodes": 4' "$tmp/batch/graphs/negated.json" || fail "batch's saturation did not use the rules"
+echo "rules on the command line: ok"
