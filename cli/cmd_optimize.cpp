@@ -12,6 +12,7 @@
 #include "cli/chunk_report.h"
 #include "cli/commands.h"
 #include "cli/user_rules.h"
+#include "ir/printable.h"
 #include "cli/validators.h"
 #include "cli/output_paths.h"
 #include "cli/run_report.h"
@@ -36,6 +37,7 @@ struct OptimizeCliOptions {
   bool verify = false;
   bool fuse_dropout = false, no_training_attention = false, training_attention_bias = false;
   bool no_mixed_precision_attention = false;
+  bool explain = false;
   UserRuleOptions user_rules;
 };
 
@@ -89,6 +91,7 @@ void run_optimize(const OptimizeCliOptions& o) {
   opts.target = o.target;
   opts.user_rules = user.files;
   opts.rules_only = user.only;
+  opts.explain = o.explain;
   rules::OptimizeResult r = rules::optimize(input, opts);
   // Chunking runs on the extracted graph (design.md's pipeline).
   std::optional<chunk::ChunkPlan> plan;
@@ -125,9 +128,18 @@ void run_optimize(const OptimizeCliOptions& o) {
     nlohmann::ordered_json j = run_report(input, r, c);
     j["target"] = o.target;
     j["chunk"] = plan ? chunk_plan_json(*plan) : nlohmann::ordered_json(nullptr);
+    if (o.explain) {
+      j["made_by"] = nlohmann::ordered_json::array();
+      for (const auto& [node, rule] : r.made_by) j["made_by"].push_back({{"node", node}, {"rule", rule}});
+    }
     write_file_atomic(o.report, j.dump(2) + "\n");
   }
   print_run(input, r, c);
+  if (o.explain) {
+    // The nodes rules made (the others are the input's own, rewritten or not).
+    std::printf("made by rules: %zu node%s\n", r.made_by.size(), r.made_by.size() == 1 ? "" : "s");
+    for (const auto& [node, rule] : r.made_by) std::printf("  %s  <- %s\n", printable(node).c_str(), rule.c_str());
+  }
   if (plan) print_chunk_plan(*plan);
   if (verified) {
     print_verify(*verified);
@@ -144,6 +156,7 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("graph", opt.path, "a sator.graph JSON file")->required();
   cmd->add_option("-o,--output", opt.out, "write the optimized graph here");
   add_user_rule_options(cmd, opt.user_rules);
+  cmd->add_flag("--explain", opt.explain, "name the rule that made each node of the result (also in --report as made_by)");
   cmd->add_option("--report", opt.report, "write a JSON report here");
   cmd->add_option("--iter-limit", opt.iter_limit, "saturation iterations (default 30)")
       ->check(non_negative_count());

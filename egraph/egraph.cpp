@@ -283,4 +283,18 @@ size_t EGraph::memory_bytes() const {
   return total;
 }
 
+void EGraph::note_made_by(Id first, std::string_view rule) {
+  if (!record_makers_ || first >= num_nodes()) return;
+  uint32_t k = 0;
+  while (k < maker_names_.size() && maker_names_[k] != rule) ++k;
+  if (k == maker_names_.size()) maker_names_.emplace_back(rule);
+  maker_.resize(num_nodes(), 0);
+  for (Id n = first; n < num_nodes(); ++n)
+    if (maker_[n] == 0) maker_[n] = k + 1;
+}
+
+std::string_view EGraph::made_by(Id node) const {
+  return node < maker_.size() && maker_[node] ? std::string_view(maker_names_[maker_[node] - 1]) : std::string_view();
+}
+
 }  // namespace sator::eg

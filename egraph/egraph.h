@@ -111,6 +111,15 @@ class EGraph {
   void enable_explanations();
   Explain* explain() const { return explain_.get(); }
 
+  // Which rule made a node (`optimize --explain`): once enabled, the
+  // rewrites note the nodes their right-hand sides add.
+  void enable_makers() { record_makers_ = true; }
+  bool records_makers() const { return record_makers_; }
+  // Nodes from `first` to the last one made so far were made by `rule`.
+  void note_made_by(Id first, std::string_view rule);
+  // The rule that made a node, or "" (the input's own, or not recorded).
+  std::string_view made_by(Id node) const;
+
   // Checks invariants 1–4 (analysis data only through check_analysis, if
   // given). Returns an empty string when they hold, else what is broken.
   std::string check_invariants(const std::function<std::string(const EGraph&, Id)>& check_analysis = {}) const;
@@ -156,6 +165,9 @@ class EGraph {
   size_t egg_memo_size_ = 0;
   Stats stats_;
   std::unique_ptr<Explain> explain_;
+  bool record_makers_ = false;
+  std::vector<uint32_t> maker_;             // per node id: index into maker_names_ + 1, or 0
+  std::vector<std::string> maker_names_;
 };
 
 }  // namespace sator::eg

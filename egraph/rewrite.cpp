@@ -96,7 +96,9 @@ size_t Rewrite::apply(EGraph& g, const Matches& matches, std::chrono::steady_clo
       if (g.union_classes(lhs, rhs, name_)) ++changed;
       continue;
     }
+    const Id before = static_cast<Id>(g.num_nodes());
     const Id rhs = build(g, matches, i);
+    if (g.records_makers()) g.note_made_by(before, name_);
     if (rhs == kNoId) continue;
     // (Argument order as before the split: it decides which id stays canonical.)
     if (builder_ ? g.union_classes(eclass, rhs, name_) : g.union_classes(rhs, eclass, name_)) ++changed;

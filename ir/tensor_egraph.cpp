@@ -223,6 +223,8 @@ class GraphWriter {
         if (s.kind == OutputSlot::Kind::Tensor) s.tensor.stride = contiguous_strides(s.tensor.shape);
     }
     const NodeId id = push(std::move(node), is_original ? static_cast<int64_t>(orig->second) : -1, contiguous);
+    enode_of_.resize(id + 1, eg::kNoId);
+    enode_of_[id] = n;
     emitted_[cls] = id;
     return id;
   }
@@ -262,8 +264,19 @@ class GraphWriter {
   std::unordered_set<std::string> taken_;
   std::unordered_set<NodeId> used_;
   size_t counter_ = 0;
+
+ public:
+  std::vector<eg::Id> enode_of_;  // by output node: the e-node it writes (kNoId: a placeholder or the output)
 };
 
-Graph TensorEGraph::write(const extract::Extraction& x) const { return GraphWriter(*this, x).run(); }
+Graph TensorEGraph::write(const extract::Extraction& x, std::vector<eg::Id>* enode_of) const {
+  GraphWriter w(*this, x);
+  Graph g = w.run();
+  if (enode_of) {
+    *enode_of = std::move(w.enode_of_);
+    enode_of->resize(g.nodes.size(), eg::kNoId);
+  }
+  return g;
+}
 
 }  // namespace sator

@@ -40,7 +40,9 @@ class TensorEGraph {
   const std::vector<std::optional<eg::Id>>& outputs() const { return outputs_; }
 
   // Writes the chosen nodes back as a graph named like the source.
-  Graph write(const extract::Extraction& x) const;
+  // With `enode_of`: for each written node, the e-node it writes (kNoId for
+  // the placeholders and the output node).
+  Graph write(const extract::Extraction& x, std::vector<eg::Id>* enode_of = nullptr) const;
 
  private:
   const Graph& source_;

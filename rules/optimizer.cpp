@@ -92,6 +92,7 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
 
   auto t0 = std::chrono::steady_clock::now();
   TensorEGraph t(input);
+  if (options.explain) t.egraph.enable_makers();
   std::vector<eg::Rewrite> rules;
   if (!options.rules_only) {
     rules = layout_rules(t);
@@ -206,7 +207,13 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
   r.extract_ms = ms_since(t0);
 
   t0 = std::chrono::steady_clock::now();
-  r.output = t.write(x);
+  std::vector<eg::Id> enode_of;
+  r.output = t.write(x, &enode_of);
+  if (options.explain)
+    for (size_t i = 0; i < r.output.nodes.size(); ++i)
+      if (enode_of[i] != eg::kNoId)
+        if (const std::string_view rule = t.egraph.made_by(enode_of[i]); !rule.empty())
+          r.made_by.emplace_back(r.output.nodes[i].name, std::string(rule));
   finish_result(r, "optimized", options.cost, options.device);
   check_output_target(r.output, input, options.target);
   r.write_ms = ms_since(t0);

@@ -30,6 +30,8 @@ struct OptimizeOptions {
   // default, the biased kernels measured slower than the decomposed block on
   // the H200 (bert training 0.95-0.99x, docs/results/zoo.md), at less memory.
   bool training_attention_bias = false;
+  // Note which rule made each node of the result (OptimizeResult::made_by).
+  bool explain = false;
   // Inference attention under autocast (16-bit scores, a float32 mask, a
   // float32 softmax cast back) fused in 16 bits (rules/mixed_precision.h).
   bool mixed_precision_attention = true;
@@ -61,6 +63,9 @@ struct OptimizeResult {
   uint64_t z3_queries = 0, z3_cache_hits = 0, z3_calls = 0;
   double saturate_ms = 0, extract_ms = 0, write_ms = 0;
   std::vector<eg::Iteration> per_iteration;
+  // With OptimizeOptions::explain: each node of the output a rule made, as
+  // (node name, rule), in the output's order.
+  std::vector<std::pair<std::string, std::string>> made_by;
   // Phases the time limit cut short ("saturation", "extraction"; the CLI
   // adds "chunk planning"): each still finished with a valid result.
   std::vector<std::string> limited;

@@ -23,6 +23,12 @@ ls "$tmp/proofs"/*.passed >/dev/null 2>&1 || fail "no proof cache entries writte
 "$sator" optimize "$ex/negated.json" --rules "$ex/negation.rules" -o "$tmp/out2.json" >/dev/null 2>"$tmp/e2.txt" || fail "second run"
 grep -q "checking rule" "$tmp/e2.txt" && fail "the second run checked the rules again"
 cmp -s "$tmp/out.json" "$tmp/out2.json" || fail "the second run wrote a different graph"
+# --explain names the rule that made each new node (and the report lists it).
+"$sator" optimize "$ex/negated.json" --rules "$ex/negation.rules" --explain --report "$tmp/r.json" >"$tmp/x.txt" 2>/dev/null ||
+  fail "optimize --explain"
+grep -q "made by rules: 1 node" "$tmp/x.txt" && grep -q "sator_0  <- negation-out-of-product" "$tmp/x.txt" ||
+  fail "--explain: $(cat "$tmp/x.txt")"
+grep -q '"rule": "negation-out-of-product"' "$tmp/r.json" || fail "--report has no made_by"
 # Without the file the shipped rules leave the graph as it is.
 "$sator" optimize "$ex/negated.json" -o "$tmp/plain.json" | grep -q "6 nodes -> 6" || fail "the shipped rules alone changed the example"
 
