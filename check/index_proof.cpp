@@ -1,11 +1,11 @@
 #include "check/index_proof.h"
 
 #include <optional>
-#include <set>
 #include <sstream>
 
 #include <z3++.h>
 
+#include "ir/op_table.h"
 #include "ir/sym_z3.h"
 
 namespace sator::check {
@@ -14,14 +14,6 @@ namespace {
 
 // Elementwise ops of one tensor that the layout rules move layout ops through
 // (rules/layout_rules.cpp): index-transparent, compared by name and arguments.
-const std::set<std::string> kElementwise = {
-    "prims.convert_element_type.default", "aten.mul.Tensor", "aten.div.Tensor", "aten.add.Tensor",
-    "aten.sub.Tensor", "aten.neg.default", "aten.exp.default", "aten.tanh.default", "aten.relu.default",
-    "aten.erf.default", "aten.rsqrt.default", "aten.pow.Tensor_Scalar", "aten.mul.Scalar", "aten.div.Scalar"};
-const std::set<std::string> kSameIndex = {"aten.clone.default", "aten.alias.default", "aten.lift_fresh_copy.default",
-                                          "aten.contiguous.default"};
-const std::set<std::string> kReshapes = {"aten.view.default", "aten.reshape.default", "aten._unsafe_view.default",
-                                         "aten.unsqueeze.default", "aten.squeeze.dim"};
 
 struct NotAnIndexMap {
   std::string why;
@@ -71,7 +63,7 @@ struct Trace {
       const auto& in = shape_of(x);
       const auto& out = shape_of(n);
       const std::string& op = node.op;
-      if (kElementwise.count(op)) {
+      if (op_has(op, OpFact::Valuewise)) {
         std::string sig = op + "(";
         for (size_t i = 1; i < node.args.size(); ++i) {
           if (node.args[i].is_node()) throw NotAnIndexMap{op + " of two tensors"};
@@ -79,7 +71,7 @@ struct Trace {
         }
         for (const auto& [k, v] : node.kwargs) sig += k + "=" + value_text(v) + ",";
         elementwise.push_back(sig + ")");
-      } else if (kSameIndex.count(op)) {
+      } else if (op_has(op, OpFact::SameValue)) {
       } else if (op == "aten.permute.default") {
         std::vector<z3::expr> j(in.size(), ctx.int_val(0));
         const auto& dims = node.args.at(1).list;
@@ -111,14 +103,14 @@ struct Trace {
         z3::expr k = ctx.int_val(node.args.at(2).i);
         if (node.args.at(2).i < 0) k = k + terms.translate(in[dim]);
         idx.insert(idx.begin() + static_cast<std::ptrdiff_t>(dim), k);
-      } else if (kReshapes.count(op)) {
+      } else if (op_has(op, OpFact::ReshapeByValue)) {
         // A chain of reshapes is one reshape from the chain's output shape.
         if (!in_chain) {
           chain_idx = idx;
           chain_out = out;
           in_chain = true;
         }
-        if (!kReshapes.count(g.nodes[x].op)) {
+        if (!op_has(g.nodes[x].op, OpFact::ReshapeByValue)) {
           idx = reshape_map(chain_idx, chain_out, in);
           in_chain = false;
         }

@@ -1,26 +1,17 @@
 #include "chunk/peak_memory.h"
 
 #include <algorithm>
-#include <array>
 #include <string_view>
 
 #include "ir/chunked_node.h"
+#include "ir/op_table.h"
 
 namespace sator::chunk {
 
 namespace {
 
 // Ops whose result is a view of their first argument's storage.
-bool is_view_op(std::string_view op) {
-  static constexpr std::array<std::string_view, 22> views = {
-      "aten.view.default",        "aten._unsafe_view.default", "aten.permute.default",   "aten.transpose.int",
-      "aten.t.default",           "aten.expand.default",       "aten.unsqueeze.default", "aten.squeeze.dim",
-      "aten.squeeze.dims",        "aten.squeeze.default",      "aten.slice.Tensor",      "aten.select.int",
-      "aten.alias.default",       "aten.detach.default",       "aten.split.Tensor",      "aten.split_with_sizes.default",
-      "aten.unbind.int",          "aten.chunk.default",        "aten.as_strided.default", "aten.narrow.default",
-      "aten.diagonal.default",    "aten.unfold.default"};
-  return std::find(views.begin(), views.end(), op) != views.end();
-}
+bool is_view_op(std::string_view op) { return op_has(op, OpFact::Aliases); }
 
 int64_t value_at_hints(const Graph& g, const SymExpr& e) {
   const auto v = e.evaluate([&](const std::string& name) -> std::optional<int64_t> {

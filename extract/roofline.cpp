@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <array>
 
-namespace sator::extract {
+#include "ir/op_table.h"
 
+namespace sator::extract {
 
 const Device* find_device(std::string_view name) {
   // H200 SXM, as measured on the project's H200 with PyTorch 2.11
@@ -62,22 +63,17 @@ namespace {
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
-// Ops that never launch a kernel: graph plumbing, and layout ops that PyTorch
-// serves as views of their input's storage.
+// Ops that never launch a kernel: graph plumbing, and the ops the op table
+// says PyTorch serves as views or metadata.
 bool is_free(std::string_view op) {
-  static const std::array<std::string_view, 19> free_ops = {
-      "placeholder", "get_attr", "output", "getitem", "aten.sym_size.int", "aten.view.default",
-      "aten._unsafe_view.default", "aten.reshape.default", "aten.permute.default", "aten.transpose.int",
-      "aten.t.default", "aten.expand.default", "aten.unsqueeze.default", "aten.squeeze.dim", "aten.alias.default",
-      "aten.slice.Tensor", "aten.select.int", "aten.detach.default", "aten.lift_fresh_copy.default"};
-  return starts_with(op, "_operator.") || std::find(free_ops.begin(), free_ops.end(), op) != free_ops.end();
+  return op == "placeholder" || op == "get_attr" || op == "output" || op == "getitem" || starts_with(op, "_operator.") ||
+         op_has(op, OpFact::NoKernel);
 }
 
 bool is_matmul(std::string_view op) {
   return op == "aten.mm.default" || op == "aten.bmm.default" || op == "aten.matmul.default" ||
          op == "aten.addmm.default" || op == "aten.baddbmm.default" || op == "aten.linear.default";
 }
-
 
 double moved(const std::vector<Operand>& xs) {
   double b = 0;

@@ -248,15 +248,68 @@ const OpInfo* find_op(std::string_view name) {
 
 const std::vector<OpInfo>& all_ops() { return table().ops; }
 
-bool is_counted_layout_op(std::string_view op) {
-  static const std::string_view kCounted[] = {
-      "aten.view.default",      "aten._unsafe_view.default", "aten.reshape.default", "aten.permute.default",
-      "aten.transpose.int",     "aten.t.default",            "aten.expand.default",  "aten.clone.default",
-      "aten.unsqueeze.default", "aten.squeeze.dim",          "aten.alias.default",
+namespace {
+
+// The fact table: every op with a fact, and its facts.
+std::unordered_map<std::string_view, uint16_t> make_facts() {
+  using F = OpFact;
+  auto f = [](std::initializer_list<F> fs) {
+    uint16_t bits = 0;
+    for (F x : fs) bits |= static_cast<uint16_t>(x);
+    return bits;
   };
-  for (auto name : kCounted)
-    if (name == op) return true;
-  return false;
+  const uint16_t view = f({F::Aliases, F::NoKernel});  // a layout op PyTorch serves as a view
+  return {
+      {"aten.view.default", f({F::CountedLayout, F::Aliases, F::NoKernel, F::ViewOrReshape, F::ReshapeByValue})},
+      {"aten._unsafe_view.default", f({F::CountedLayout, F::Aliases, F::NoKernel, F::ViewOrReshape, F::ReshapeByValue})},
+      {"aten.reshape.default", f({F::CountedLayout, F::NoKernel, F::ViewOrReshape, F::ReshapeByValue})},
+      {"aten.unsqueeze.default", f({F::CountedLayout, F::Aliases, F::NoKernel, F::ReshapeByValue})},
+      {"aten.squeeze.dim", f({F::CountedLayout, F::Aliases, F::NoKernel, F::ReshapeByValue})},
+      {"aten.permute.default", f({F::CountedLayout, F::Aliases, F::NoKernel})},
+      {"aten.transpose.int", f({F::CountedLayout, F::Aliases, F::NoKernel})},
+      {"aten.t.default", f({F::CountedLayout, F::Aliases, F::NoKernel})},
+      {"aten.expand.default", f({F::CountedLayout, F::Aliases, F::NoKernel})},
+      {"aten.alias.default", f({F::CountedLayout, F::Aliases, F::NoKernel, F::SameValue})},
+      {"aten.clone.default", f({F::CountedLayout, F::SameValue})},
+      {"aten.lift_fresh_copy.default", f({F::NoKernel, F::SameValue})},
+      {"aten.contiguous.default", f({F::SameValue})},
+      {"aten.slice.Tensor", view},
+      {"aten.select.int", view},
+      {"aten.detach.default", view},
+      {"aten.squeeze.dims", f({F::Aliases})},
+      {"aten.squeeze.default", f({F::Aliases})},
+      {"aten.split.Tensor", f({F::Aliases})},
+      {"aten.split_with_sizes.default", f({F::Aliases})},
+      {"aten.unbind.int", f({F::Aliases})},
+      {"aten.chunk.default", f({F::Aliases})},
+      {"aten.as_strided.default", f({F::Aliases})},
+      {"aten.narrow.default", f({F::Aliases})},
+      {"aten.diagonal.default", f({F::Aliases})},
+      {"aten.unfold.default", f({F::Aliases})},
+      {"aten.sym_size.int", f({F::NoKernel})},
+      {"prims.convert_element_type.default", f({F::Valuewise})},
+      {"aten.mul.Tensor", f({F::Valuewise})},
+      {"aten.div.Tensor", f({F::Valuewise})},
+      {"aten.add.Tensor", f({F::Valuewise})},
+      {"aten.sub.Tensor", f({F::Valuewise})},
+      {"aten.neg.default", f({F::Valuewise})},
+      {"aten.exp.default", f({F::Valuewise})},
+      {"aten.tanh.default", f({F::Valuewise})},
+      {"aten.relu.default", f({F::Valuewise})},
+      {"aten.erf.default", f({F::Valuewise})},
+      {"aten.rsqrt.default", f({F::Valuewise})},
+      {"aten.pow.Tensor_Scalar", f({F::Valuewise})},
+      {"aten.mul.Scalar", f({F::Valuewise})},
+      {"aten.div.Scalar", f({F::Valuewise})},
+  };
+}
+
+}  // namespace
+
+bool op_has(std::string_view op, OpFact fact) {
+  static const std::unordered_map<std::string_view, uint16_t> facts = make_facts();
+  const auto it = facts.find(op);
+  return it != facts.end() && (it->second & static_cast<uint16_t>(fact)) != 0;
 }
 
 }  // namespace sator

@@ -4,6 +4,7 @@
 // without a shape function is opaque: its recorded type is kept.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,7 +49,21 @@ struct OpInfo {
 const OpInfo* find_op(std::string_view name);
 const std::vector<OpInfo>& all_ops();
 
+// Facts about ops that rules, the cost model, the chunker, the writer and
+// the checker read. Each is stated once, in op_table.cpp's fact table
+// (which also covers ops the schema table does not know).
+enum class OpFact : uint16_t {
+  CountedLayout = 1 << 0,  // one of the 11 layout ops corpus/manifest.json counts (design.md)
+  Aliases = 1 << 1,        // the result is a view of the first argument's storage: no new memory
+  NoKernel = 1 << 2,       // launches no kernel: served as a view of its input, or metadata
+  ViewOrReshape = 1 << 3,  // written `view` where the input is contiguous, `reshape` where not
+  ReshapeByValue = 1 << 4, // the input's elements in row-major order under a new shape
+  SameValue = 1 << 5,      // its value is its input's (a copy, an alias)
+  Valuewise = 1 << 6,      // elementwise on one tensor, out[i] = f(in[i]): layout ops move through it
+};
+bool op_has(std::string_view op, OpFact fact);
+
 // The 11 layout ops counted by corpus/manifest.json (design.md).
-bool is_counted_layout_op(std::string_view op);
+inline bool is_counted_layout_op(std::string_view op) { return op_has(op, OpFact::CountedLayout); }
 
 }  // namespace sator

@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "ir/op_table.h"
+
 namespace sator {
 
 TensorEGraph::TensorEGraph(const Graph& g)
@@ -48,9 +50,7 @@ bool is_contiguous(const std::vector<SymExpr>& shape, const std::vector<SymExpr>
   return true;
 }
 
-bool is_view_op(const std::string& op) {
-  return op == "aten.view.default" || op == "aten.reshape.default" || op == "aten._unsafe_view.default";
-}
+bool is_view_op(const std::string& op) { return op_has(op, OpFact::ViewOrReshape); }
 
 }  // namespace
 

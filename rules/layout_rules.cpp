@@ -34,12 +34,6 @@ const std::vector<RuleInfo>& layout_rule_info() {
 
 namespace {
 
-// Layout ops move outward through these elementwise ops of one tensor, so
-// that they meet (and cancel or merge with) the layout ops on the other side.
-const char* const kElementwise[] = {
-    "prims.convert_element_type.default", "aten.mul.Tensor", "aten.div.Tensor", "aten.add.Tensor",
-    "aten.sub.Tensor", "aten.neg.default", "aten.exp.default", "aten.tanh.default", "aten.relu.default",
-    "aten.erf.default", "aten.rsqrt.default", "aten.pow.Tensor_Scalar", "aten.mul.Scalar", "aten.div.Scalar"};
 
 struct Ctx {
   explicit Ctx(TensorEGraph& graph) : t(graph) {}
@@ -60,14 +54,20 @@ struct Ctx {
     cls = g.find(cls);
     auto it = elementwise_cache.find(cls);
     if (it != elementwise_cache.end()) return it->second;
-    std::vector<eg::OpId> ops;
-    for (const char* op : kElementwise)
-      if (const auto id = t.lang.find_op(op)) ops.push_back(*id);
+    // Layout ops move outward through elementwise ops of one tensor (the op
+    // table's Valuewise ops), so that they meet the layout ops on the other side.
     std::vector<std::pair<Id, Id>> found;
     for (Id n : g.class_nodes(cls))
-      if (std::find(ops.begin(), ops.end(), g.op(n)) != ops.end() && g.children(n).size() == 1)
-        found.emplace_back(n, g.find(g.children(n)[0]));
+      if (g.children(n).size() == 1 && valuewise(g.op(n))) found.emplace_back(n, g.find(g.children(n)[0]));
     return elementwise_cache.emplace(cls, std::move(found)).first->second;
+  }
+
+  // Whether an op of the language is Valuewise, by op id (asked per node).
+  std::vector<int8_t> valuewise_by_op;  // -1 unknown, 0 no, 1 yes
+  bool valuewise(eg::OpId op) {
+    if (op >= valuewise_by_op.size()) valuewise_by_op.resize(op + 1, -1);
+    if (valuewise_by_op[op] < 0) valuewise_by_op[op] = op_has(t.lang.op_name(op), OpFact::Valuewise) ? 1 : 0;
+    return valuewise_by_op[op] == 1;
   }
 
   const std::vector<SymExpr>* shape(Id cls) const { return t.analysis.shape(t.egraph, cls); }

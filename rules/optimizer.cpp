@@ -28,11 +28,12 @@ double ms_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
 }
 
-bool is_free(const std::string& op) { return op == "placeholder" || op == "get_attr" || op == "output"; }
+// Graph plumbing, which the node-count cost does not count.
+bool is_plumbing(const std::string& op) { return op == "placeholder" || op == "get_attr" || op == "output"; }
 
 double graph_cost(const Graph& g) {
   double c = 0;
-  for (const Node& n : g.nodes) c += is_free(n.op) ? 0 : 1;
+  for (const Node& n : g.nodes) c += is_plumbing(n.op) ? 0 : 1;
   return c;
 }
 
@@ -148,7 +149,7 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
     const std::string& op = t.lang.op_name(t.egraph.op(n));
     // Views cost no time; a nanosecond per node breaks ties toward the
     // graph with fewer nodes (fewer layout ops) among equally fast ones.
-    const double tie_break = is_free(op) ? 0.0 : 1e-3;
+    const double tie_break = is_plumbing(op) ? 0.0 : 1e-3;
     return extract::roofline_cost(*device, op, in, out).seconds * 1e6 + tie_break;
   };
   // The target's refused ops (unless the input has them) are never
@@ -166,7 +167,7 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
   const auto node_cost = [&](eg::Id n) {
     if (target.restricts() && refused(t.egraph.op(n))) return std::numeric_limits<double>::infinity();
     if (options.cost == "roofline") return roofline_node(n);
-    return is_free(t.lang.op_name(t.egraph.op(n))) ? 0.0 : 1.0;
+    return is_plumbing(t.lang.op_name(t.egraph.op(n))) ? 0.0 : 1.0;
   };
   std::vector<eg::Id> roots;
   for (const auto& o : t.outputs())
