@@ -13,6 +13,12 @@
 #include "check/cases_generated.h"
 #include "check/rule_cases.h"
 #include "check/rule_check.h"
+#include "rules/attention_rules.h"
+#include "rules/attention_train_rules.h"
+#include "rules/key_gradient_sum.h"
+#include "rules/layout_rules.h"
+#include "rules/mask_algebra.h"
+#include "rules/mixed_precision.h"
 #include "cli/commands.h"
 #include "cli/validators.h"
 
@@ -27,7 +33,32 @@ struct Options {
   uint64_t seed = 1;
   bool json = false;
   bool list = false;
+  bool markdown = false;
 };
+
+// Every shipped rule as a markdown table (docs/rules.md's is this output):
+// its name, where it is written, its description.
+void print_rule_table() {
+  const rulelang::RuleFile& layout = rulelang::shipped_rule_file("layout");
+  std::printf("| rule | written in | what it says |\n| --- | --- | --- |\n");
+  auto rows = [&](const std::vector<rules::RuleInfo>& infos, const char* cpp) {
+    for (const rules::RuleInfo& r : infos) {
+      std::string where = std::string("C++, `") + cpp + "`";
+      for (const rulelang::RuleSpec& spec : layout.rules)
+        if (spec.name == r.name) where = "`" + layout.path + ":" + std::to_string(spec.at.line) + "`";
+      std::string text = r.description;
+      for (size_t i = 0; (i = text.find('|', i)) != std::string::npos; i += 2) text.replace(i, 1, "\\|");
+      std::printf("| `%s` | %s | %s |\n", r.name, where.c_str(), text.c_str());
+    }
+  };
+  rows(rules::layout_rule_info(), "rules/layout_rules.cpp");
+  rows(rules::recompose_rule_info(), "rules/attention_rules.cpp");
+  rows(rules::attention_rule_info(), "rules/attention_rules.cpp");
+  rows(rules::attention_train_rule_info(), "rules/attention_train_rules.cpp");
+  rows(rules::key_gradient_rule_info(), "rules/key_gradient_sum.cpp");
+  rows(rules::mixed_precision_rule_info(), "rules/mixed_precision.cpp");
+  rows(rules::mask_algebra_rule_info(), "rules/mask_algebra.cpp");
+}
 
 std::string fixed(double x, int digits) {
   char buf[32];
@@ -48,6 +79,10 @@ int run(const Options& o) {
   for (const std::string& path : o.rule_files) files.push_back(rulelang::read_rule_file(path));
   const check::RuleFactory rules = files.empty() ? check::shipped_rules() : check::file_rules(files);
   std::vector<check::RuleCase> cases = files.empty() ? check::shipped_cases() : check::generated_cases(files);
+  if (o.list && o.markdown && o.rule_files.empty()) {
+    print_rule_table();
+    return 0;
+  }
   if (o.list) {
     for (const check::RuleCase& c : cases) std::cout << c.name << "\n";
     return 0;
@@ -123,6 +158,7 @@ void add_check_rules_command(CLI::App& app) {
   cmd->add_option("--seed", opt.seed, "random seed (default 1)");
   cmd->add_flag("--json", opt.json, "print the results as JSON");
   cmd->add_flag("--list", opt.list, "list the rules and exit");
+  cmd->add_flag("--markdown", opt.markdown, "with --list: the shipped rules as a markdown table (docs/rules.md's)");
   cmd->callback([]() {
     const int status = run(opt);
     if (status != 0) throw CLI::RuntimeError(status);
