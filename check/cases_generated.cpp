@@ -84,6 +84,7 @@ class Instance {
   NodeId build(int i) {
     const PatternNode& n = r_.pattern[static_cast<size_t>(i)];
     if (n.is_var) return tensor_var(n.var);
+    if (n.family) return family_member(n);
     std::vector<Value> args;
     std::vector<std::pair<std::string, Value>> kwargs;
     std::vector<SymExpr> first_shape;
@@ -123,6 +124,35 @@ class Instance {
   }
 
  private:
+  // A random op of the family over the pattern's inputs, its other
+  // parameters drawn.
+  NodeId family_member(const PatternNode& n) {
+    std::vector<const OpInfo*> members;
+    for (std::string_view name : ops_with(*n.family))
+      if (const OpInfo* op = find_op(name)) {
+        size_t tensors = 0;
+        for (const ParamSpec& p : op->params) tensors += p.type == ParamType::Tensor && !p.optional;
+        if (tensors >= n.args.size()) members.push_back(op);
+      }
+    if (members.empty()) throw ShapeError("check-rules: no op of the family takes these inputs");
+    const OpInfo& op = *d_.pick(members);
+    std::vector<Value> args;
+    std::vector<SymExpr> first_shape;
+    size_t next = 0;
+    for (const ParamSpec& p : op.params) {
+      if (p.kwarg_only) break;
+      if (p.type == ParamType::Tensor && next < n.args.size()) {
+        const NodeId c = build(n.args[next++].child);
+        if (first_shape.empty()) first_shape = d_.b.type(c).shape;
+        args.push_back(B::ref(c));
+      } else if (!p.has_default) {
+        args.push_back(draw_param(d_, op, p, first_shape));
+      }
+    }
+    const NodeId node = d_.b.op(op.name, std::move(args));
+    return node;
+  }
+
   const CompiledRule& r_;
   Draw& d_;
   size_t rank_;
@@ -144,6 +174,7 @@ class Instance {
 };
 
 bool layout_only(const CompiledRule& r) {
+  if (r.has_family) return false;
   for (const OpInfo* op : r.ops)
     if (op->cls != OpClass::Layout) return false;
   return true;

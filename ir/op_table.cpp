@@ -251,7 +251,7 @@ const std::vector<OpInfo>& all_ops() { return table().ops; }
 namespace {
 
 // The fact table: every op with a fact, and its facts.
-std::unordered_map<std::string_view, uint16_t> make_facts() {
+std::vector<std::pair<std::string_view, uint16_t>> make_facts() {
   using F = OpFact;
   auto f = [](std::initializer_list<F> fs) {
     uint16_t bits = 0;
@@ -306,10 +306,22 @@ std::unordered_map<std::string_view, uint16_t> make_facts() {
 
 }  // namespace
 
+const std::vector<std::pair<std::string_view, uint16_t>>& fact_table() {
+  static const std::vector<std::pair<std::string_view, uint16_t>> table = make_facts();
+  return table;
+}
+
 bool op_has(std::string_view op, OpFact fact) {
-  static const std::unordered_map<std::string_view, uint16_t> facts = make_facts();
+  static const std::unordered_map<std::string_view, uint16_t> facts(fact_table().begin(), fact_table().end());
   const auto it = facts.find(op);
   return it != facts.end() && (it->second & static_cast<uint16_t>(fact)) != 0;
+}
+
+std::vector<std::string_view> ops_with(OpFact fact) {
+  std::vector<std::string_view> out;
+  for (const auto& [op, bits] : fact_table())
+    if (bits & static_cast<uint16_t>(fact)) out.push_back(op);
+  return out;
 }
 
 }  // namespace sator

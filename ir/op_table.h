@@ -62,6 +62,8 @@ enum class OpFact : uint16_t {
   Valuewise = 1 << 6,      // elementwise on one tensor, out[i] = f(in[i]): layout ops move through it
 };
 bool op_has(std::string_view op, OpFact fact);
+// Every op with the fact, in the fact table's order.
+std::vector<std::string_view> ops_with(OpFact fact);
 
 // The 11 layout ops counted by corpus/manifest.json (design.md).
 inline bool is_counted_layout_op(std::string_view op) { return op_has(op, OpFact::CountedLayout); }

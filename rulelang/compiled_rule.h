@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,8 +38,12 @@ struct PatternArg {
 struct PatternNode {
   bool is_var = false;       // a tensor variable (or `_`)
   int var = -1;              // is_var: the variable; otherwise the ?name bound to this node's class, or -1
+  int matcher_var = -1;      // family: the variable the e-graph matcher binds in its place
   const OpInfo* op = nullptr;
   eg::OpId op_id = 0;
+  // `(@valuewise ?x)`: any op with this fact in the op table (op is null),
+  // its args the node's tensor inputs in order (PatternArg::param = slot).
+  std::optional<OpFact> family;
   std::vector<PatternArg> args;  // every parameter, in schema order
   Where at;
 };
@@ -52,7 +57,8 @@ struct MatchStep {
 };
 
 struct Expr {
-  enum class Kind : uint8_t { Var, Literal, Call, Build, If } kind = Kind::Literal;
+  // Like: (like ?n ARG...), a node with ?n's op and attributes over new inputs.
+  enum class Kind : uint8_t { Var, Literal, Call, Build, If, Like } kind = Kind::Literal;
   Type type = Type::Any;
   int var = -1;                 // Var
   Value literal;                // Literal
@@ -72,6 +78,7 @@ struct Variable {
   std::string name;
   Type type = Type::Any;
   bool in_pattern = false;  // a tensor variable the e-graph matcher binds
+  bool names_node = false;  // ?v=(...): the node itself is bound too (for `like`)
 };
 
 struct CompiledRule {
@@ -88,6 +95,7 @@ struct CompiledRule {
   // The ops the rule reads or builds (for the checker: a rule of layout ops
   // only gets the index proof).
   std::vector<const OpInfo*> ops;
+  bool has_family = false;  // a pattern node stands for an op family
 };
 
 // Compiles one entry (for `<=>`, call with reverse=true for the second

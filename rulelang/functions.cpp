@@ -191,6 +191,8 @@ std::vector<Function> make_functions() {
         for (size_t i = 0; i < r.size(); ++i) r[i] = p[static_cast<size_t>(q[i])];
         return RValue::of(ints_value(r));
       });
+  add("normalize", {T::IntList}, T::IntList, "the permutation p with its negative entries wrapped (declines if p is none)",
+      [](TensorEGraph&, Args a) { return RValue::of(ints_value(permutation(a[0]->value()))); });
   add("inverse", {T::IntList}, T::IntList, "the permutation that undoes p", [](TensorEGraph&, Args a) {
     const std::vector<int64_t> p = permutation(a[0]->value());
     std::vector<int64_t> r(p.size());

@@ -113,7 +113,12 @@ class Compiler {
     if (!lhs.is_list() && lhs.head() != "as") throw RuleError(lhs.at, "a left-hand side is an op pattern, e.g. (view ?x _)");
     const int root = pattern(lhs);
     if (r_.pattern[static_cast<size_t>(root)].is_var) throw RuleError(lhs.at, "a left-hand side is an op pattern, not a variable");
+    if (r_.pattern[static_cast<size_t>(root)].family) throw RuleError(lhs.at, "an op family can be matched inside a pattern, not as its root");
     r_.searcher = searcher_text(root);
+    // A variable only inside an op family is not the matcher's to bind: the
+    // builder binds it from the family node's inputs.
+    for (Variable& v : r_.vars)
+      if (v.in_pattern && !searcher_mentions(v.name)) v.in_pattern = false;
     if (r_.vars.size() > 64) throw RuleError(lhs.at, "a rule has at most 64 variables");
     r_.steps.push_back({root, -1, 0});
     for (size_t i = 0; i < r_.steps.size(); ++i) {
@@ -238,10 +243,12 @@ class Compiler {
       const int n = pattern(e.items[2]);
       if (find_var(e.items[1].text) >= 0) throw RuleError(e.items[1].at, "'" + e.items[1].text + "' is already bound");
       r_.pattern[static_cast<size_t>(n)].var = declare(e.items[1].text, Type::Tensor, false);
+      r_.vars.back().names_node = true;
       return n;
     }
     if (!e.is_list() || e.items.empty() || !e.items[0].is_atom())
       throw RuleError(e.at, "expected an op pattern (op args...), a ?variable or _, found " + e.to_string());
+    if (e.items[0].text.size() > 1 && e.items[0].text[0] == '@') return family_node(e);
     PatternNode n;
     n.at = e.at;
     n.op = op_named(e.items[0]);
@@ -277,9 +284,45 @@ class Compiler {
     }
     return add_node(std::move(n));
   }
+  // `(@family ?x ...)`: any op of the family over these tensor inputs. The
+  // e-graph matcher sees a variable there; the builder finds the nodes.
+  int family_node(const SExpr& e) {
+    static const std::pair<const char*, OpFact> kFamilies[] = {{"@valuewise", OpFact::Valuewise},
+                                                               {"@reshape", OpFact::ReshapeByValue},
+                                                               {"@same-value", OpFact::SameValue}};
+    if (r_.has_family) throw RuleError(e.at, "a rule matches one op family at most");
+    PatternNode n;
+    n.at = e.at;
+    for (const auto& [name, fact] : kFamilies)
+      if (e.items[0].text == name) n.family = fact;
+    if (!n.family) throw RuleError(e.items[0].at, "no op family '" + e.items[0].text + "' (@valuewise, @reshape, @same-value)");
+    if (e.items.size() < 2) throw RuleError(e.at, "an op family takes its tensor inputs, e.g. (@valuewise ?x)");
+    for (size_t k = 1; k < e.items.size(); ++k) {
+      if (!is_var_name(e.items[k]) && !e.items[k].is_atom("_"))
+        throw RuleError(e.items[k].at, "an op family's inputs are ?variables or _");
+      PatternArg a;
+      a.kind = PatternArg::Kind::Child;
+      a.param = k - 1;
+      a.child = pattern(e.items[k]);
+      n.args.push_back(std::move(a));
+    }
+    n.matcher_var = declare("?_family" + std::to_string(fresh_++), Type::Tensor, true);
+    r_.has_family = true;
+    return add_node(std::move(n));
+  }
+
+  bool searcher_mentions(const std::string& var) const {
+    for (size_t at = r_.searcher.find(var); at != std::string::npos; at = r_.searcher.find(var, at + 1)) {
+      const size_t end = at + var.size();
+      if (end == r_.searcher.size() || r_.searcher[end] == ' ' || r_.searcher[end] == ')') return true;
+    }
+    return false;
+  }
+
   std::string searcher_text(int i) const {
     const PatternNode& n = r_.pattern[static_cast<size_t>(i)];
     if (n.is_var) return r_.vars[static_cast<size_t>(n.var)].name;
+    if (n.family) return r_.vars[static_cast<size_t>(n.matcher_var)].name;
     std::string s = "(" + n.op->name;
     for (const PatternArg& a : n.args)
       if (a.kind == PatternArg::Kind::Child) s += " " + searcher_text(a.child);
@@ -333,6 +376,20 @@ class Compiler {
       if (!assignable(x.args[2].type, x.args[1].type) && !assignable(x.args[1].type, x.args[2].type))
         throw RuleError(e.at, std::string("an if's branches are a ") + type_name(x.args[1].type) + " and a " + type_name(x.args[2].type));
       x.type = x.args[1].type == Type::Any ? x.args[2].type : x.args[1].type;
+      return x;
+    }
+    if (head.text == "like") {
+      if (!builds) throw RuleError(head.at, "'like' builds a node: only on the right-hand side");
+      if (e.items.size() < 3 || !is_var_name(e.items[1])) throw RuleError(e.at, "(like ?node INPUT...)");
+      x.kind = Expr::Kind::Like;
+      x.type = Type::Tensor;
+      x.var = find_var(e.items[1].text);
+      if (x.var < 0 || !r_.vars[static_cast<size_t>(x.var)].names_node)
+        throw RuleError(e.items[1].at, "'like' copies a node named in the pattern (?n=(...)); " + e.items[1].text + " names none");
+      for (size_t i = 2; i < e.items.size(); ++i) {
+        x.args.push_back(expr(e.items[i], true));
+        need(x.args.back(), Type::Tensor, e.items[i].at, "an input of 'like'");
+      }
       return x;
     }
     if (const Function* f = find_function(head.text)) {
@@ -405,7 +462,7 @@ void bind_expr(Expr& e, TensorLanguage& lang) {
 
 void bind_language(CompiledRule& r, TensorLanguage& lang) {
   for (PatternNode& n : r.pattern)
-    if (!n.is_var) n.op_id = lang.op(n.op->name);
+    if (!n.is_var && n.op) n.op_id = lang.op(n.op->name);
   for (auto& [v, e] : r.lets) bind_expr(e, lang);
   for (Expr& e : r.conditions) bind_expr(e, lang);
   bind_expr(r.rhs, lang);

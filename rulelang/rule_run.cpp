@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <span>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "ir/infer_context.h"
 #include "rulelang/compiled_rule.h"
@@ -25,6 +26,7 @@ constexpr size_t kMaxBindings = 256;
 // Variable values by index; `bound` has bit v set once variable v has one.
 struct Binding {
   std::vector<RValue> vals;
+  std::vector<Id> nodes;  // by variable: the node a ?n=(...) matched
   uint64_t bound = 0;
   bool has(size_t v) const { return (bound >> v) & 1; }
   void set(size_t v, RValue x) {
@@ -66,6 +68,7 @@ class Run {
   // the matching).
   Run(std::shared_ptr<const CompiledRule> r, TensorEGraph& t) : rule_(std::move(r)), r_(*rule_), t_(t), g_(t.egraph) {
     scratch_.vals.resize(r_.vars.size());
+    scratch_.nodes.resize(r_.vars.size(), kNoId);
   }
 
   Id apply(eg::EGraph& g, Id eclass, eg::Subst s) {
@@ -93,6 +96,29 @@ class Run {
   std::vector<Id> chosen_, classes_;  // per step: the node matched, its class
   Id root_ = kNoId, root_class_ = kNoId;
   size_t uses_ = 0;  // bindings tried for this match
+  // The nodes of a class in an op family, remembered until the next rebuild:
+  // every view of a class asks, and a class merged from thousands of views
+  // (a deep view chain) would be scanned once per view, quadratically. (A
+  // node merged into the class after the scan is seen after the rebuild.)
+  uint64_t family_epoch_ = ~uint64_t{0};
+  std::unordered_map<Id, std::vector<Id>> family_cache_;
+  std::vector<int8_t> in_family_;  // by op id: -1 not asked yet, 0 no, 1 yes (a rule has one family)
+  const std::vector<Id>& family_nodes(Id cls, OpFact fact) {
+    if (family_epoch_ != g_.stats().rebuilds) {
+      family_cache_.clear();
+      family_epoch_ = g_.stats().rebuilds;
+    }
+    auto it = family_cache_.find(cls);
+    if (it != family_cache_.end()) return it->second;
+    std::vector<Id> found;
+    for (Id n : g_.class_nodes(cls)) {
+      const eg::OpId op = g_.op(n);
+      if (op >= in_family_.size()) in_family_.resize(op + 1, -1);
+      if (in_family_[op] < 0) in_family_[op] = op_has(t_.lang.op_name(op), fact) ? 1 : 0;
+      if (in_family_[op] == 1) found.push_back(n);
+    }
+    return family_cache_.emplace(cls, std::move(found)).first->second;
+  }
   std::vector<Id> candidates_;  // scratch: a class's nodes, copied before building
   Id result_ = kNoId;
 
@@ -134,8 +160,13 @@ class Run {
     if (!slot.is_node() || slot.node >= kids.size()) return;
     classes_[i] = g_.find(kids[slot.node]);
     const size_t from = candidates_.size();
-    for (Id n : g_.class_nodes(classes_[i]))
-      if (g_.op(n) == pn.op_id) candidates_.push_back(n);
+    if (pn.family) {
+      const std::vector<Id>& members = family_nodes(classes_[i], *pn.family);
+      candidates_.insert(candidates_.end(), members.begin(), members.end());
+    } else {
+      for (Id n : g_.class_nodes(classes_[i]))
+        if (g_.op(n) == pn.op_id) candidates_.push_back(n);
+    }
     const size_t to = candidates_.size();
     for (size_t k = from; k < to && uses_ < kMaxBindings; ++k) try_node(i, pn, candidates_[k], b);
     candidates_.resize(from);
@@ -148,7 +179,25 @@ class Run {
     const NodeAttrs& attrs = t_.lang.attrs(g_.attr(node));
     const std::span<const Id> kids = g_.children(node);
     bool ok = true;
-    if (pn.var >= 0) b.set(static_cast<size_t>(pn.var), RValue::tensor(classes_[i]));
+    if (pn.var >= 0) {
+      b.set(static_cast<size_t>(pn.var), RValue::tensor(classes_[i]));
+      b.nodes[static_cast<size_t>(pn.var)] = node;
+    }
+    if (pn.family) {
+      // A family member: its tensor inputs in order, each a variable.
+      ok = kids.size() == pn.args.size();
+      for (size_t k = 0; ok && k < pn.args.size(); ++k) {
+        const auto var = static_cast<size_t>(r_.pattern[static_cast<size_t>(pn.args[k].child)].var);
+        if (!b.has(var)) b.set(var, RValue::tensor(g_.find(kids[k])));  // only the family binds it
+        else ok = g_.find(b.vals[var].cls) == g_.find(kids[k]);
+      }
+      if (ok) {
+        chosen_[i] = node;
+        find(i + 1, b);
+      }
+      b.bound = before;
+      return;
+    }
     for (const PatternArg& a : pn.args) {
       if (a.kind == PatternArg::Kind::Any) continue;
       const Value& v = arg_value(*pn.op, attrs, a);
@@ -221,6 +270,14 @@ class Run {
         return e.fn->run(t_, args);
       }
       case Expr::Kind::Build: return RValue::tensor(build(e, b));
+      case Expr::Kind::Like: {
+        // The matched node's op and attributes over the new inputs.
+        const Id node = b.nodes[static_cast<size_t>(e.var)];
+        std::vector<Id> kids;
+        for (const Expr& a : e.args) kids.push_back(eval(a, b).cls);
+        if (node == kNoId || kids.size() != g_.children(node).size()) throw Decline{};
+        return RValue::tensor(g_.add(g_.op(node), g_.attr(node), kids));
+      }
     }
     throw Decline{};
   }

@@ -2,9 +2,6 @@
 
 #include "rulelang/rule_set.h"
 
-#include <algorithm>
-#include <numeric>
-#include <unordered_map>
 
 namespace sator::rules {
 
@@ -13,20 +10,21 @@ using eg::kNoId;
 using eg::Subst;
 
 const std::vector<RuleInfo>& layout_rule_info() {
-  // In the order layout_rules() builds them: rules/layout.rules, then the
-  // rules below that the rule language cannot say.
+  // In the order layout_rules() builds them: rules/layout.rules, two C++
+  // rules, rules/pointwise.rules, two more C++ rules (docs/rule-language.md
+  // says why each of those is C++).
   static const std::vector<RuleInfo> info = [] {
     std::vector<RuleInfo> out;
-    for (const rulelang::RuleSpec& r : rulelang::shipped_rule_file("layout").rules) out.push_back({r.name.c_str(), r.doc.c_str()});
-    for (const RuleInfo& r : std::initializer_list<RuleInfo>{
-             {"permute-of-unit-dims-as-view", "permute(x, p) = view(x, shape) when p moves only dimensions of size 1"},
-             {"permute-of-unit-insert", "permute(view(x, x's shape with 1s inserted), p) = view(permute(x, p without the 1s), ...)"},
-             {"view-through-pointwise", "view(f(x), s) = f(view(x, s)) for an elementwise f of one tensor (dtype conversion, scaling by a number, exp, ...)"},
-             {"permute-through-pointwise", "permute(f(x), p) = f(permute(x, p)) for the same f"},
-             {"convert-of-permute", "convert(permute(x, p), t) = permute(convert(x, t), p): a cast moves inside a permute "
-                                    "(autocast casts a permuted kᵀ; the attention rule reads the permute)"},
-             {"transpose-through-flatten", "permute(view(x, [prod(P)]+T), [0]+q) = view(permute(x, P-identity + q shifted), ...) when the view only merges x's leading dims P"}})
-      out.push_back(r);
+    auto file = [&](const char* name) {
+      for (const rulelang::RuleSpec& r : rulelang::shipped_rule_file(name).rules) out.push_back({r.name.c_str(), r.doc.c_str()});
+    };
+    file("layout");
+    out.push_back({"permute-of-unit-dims-as-view", "permute(x, p) = view(x, shape) when p moves only dimensions of size 1"});
+    out.push_back({"permute-of-unit-insert", "permute(view(x, x's shape with 1s inserted), p) = view(permute(x, p without the 1s), ...)"});
+    file("pointwise");
+    out.push_back({"convert-of-permute", "convert(permute(x, p), t) = permute(convert(x, t), p): a cast moves inside a permute "
+                                         "(autocast casts a permuted kᵀ; the attention rule reads the permute)"});
+    out.push_back({"transpose-through-flatten", "permute(view(x, [prod(P)]+T), [0]+q) = view(permute(x, P-identity + q shifted), ...) when the view only merges x's leading dims P"});
     return out;
   }();
   return info;
@@ -34,57 +32,14 @@ const std::vector<RuleInfo>& layout_rule_info() {
 
 namespace {
 
-
 struct Ctx {
   explicit Ctx(TensorEGraph& graph) : t(graph) {}
   TensorEGraph& t;
 
-  // The elementwise nodes of one tensor in a class, as (node, its input),
-  // remembered until the next rebuild: every view of a class asks, and a
-  // class merged from thousands of views (a deep view chain) was scanned
-  // once per view, quadratically. (A node merged into the class after the
-  // scan is seen after the rebuild, in the next iteration.)
-  uint64_t elementwise_epoch = ~uint64_t{0};
-  std::unordered_map<Id, std::vector<std::pair<Id, Id>>> elementwise_cache;
-  const std::vector<std::pair<Id, Id>>& elementwise_of(const eg::EGraph& g, Id cls) {
-    if (elementwise_epoch != g.stats().rebuilds) {
-      elementwise_cache.clear();
-      elementwise_epoch = g.stats().rebuilds;
-    }
-    cls = g.find(cls);
-    auto it = elementwise_cache.find(cls);
-    if (it != elementwise_cache.end()) return it->second;
-    // Layout ops move outward through elementwise ops of one tensor (the op
-    // table's Valuewise ops), so that they meet the layout ops on the other side.
-    std::vector<std::pair<Id, Id>> found;
-    for (Id n : g.class_nodes(cls))
-      if (g.children(n).size() == 1 && valuewise(g.op(n))) found.emplace_back(n, g.find(g.children(n)[0]));
-    return elementwise_cache.emplace(cls, std::move(found)).first->second;
-  }
-
-  // Whether an op of the language is Valuewise, by op id (asked per node).
-  std::vector<int8_t> valuewise_by_op;  // -1 unknown, 0 no, 1 yes
-  bool valuewise(eg::OpId op) {
-    if (op >= valuewise_by_op.size()) valuewise_by_op.resize(op + 1, -1);
-    if (valuewise_by_op[op] < 0) valuewise_by_op[op] = op_has(t.lang.op_name(op), OpFact::Valuewise) ? 1 : 0;
-    return valuewise_by_op[op] == 1;
-  }
-
   const std::vector<SymExpr>* shape(Id cls) const { return t.analysis.shape(t.egraph, cls); }
-  bool same_shape(Id a, Id b) const {
-    const auto *x = shape(a), *y = shape(b);
-    if (!x || !y || x->size() != y->size()) return false;
-    for (size_t i = 0; i < x->size(); ++i)
-      if (!t.prover.is_equal((*x)[i], (*y)[i])) return false;
-    return true;
-  }
   Id view(eg::EGraph& g, Id x, const std::vector<SymExpr>& s) {
     const Id kids[1] = {x};
     return g.add(t.lang.op("aten.view.default"), t.lang.view_attr(s), kids);
-  }
-  Id expand(eg::EGraph& g, Id x, const std::vector<SymExpr>& s) {
-    const Id kids[1] = {x};
-    return g.add(t.lang.op("aten.expand.default"), t.lang.view_attr(s), kids);
   }
   Id permute(eg::EGraph& g, Id x, const std::vector<int64_t>& dims) {
     const Id kids[1] = {x};
@@ -154,35 +109,9 @@ std::vector<eg::Rewrite> layout_rules(TensorEGraph& t) {
     const Id permuted = is_identity(q) ? s[0] : ctx->permute(g, s[0], q);
     return ctx->view(g, permuted, out_shape);
   });
-  for (const char* layout : {"aten.view.default", "aten.permute.default"}) {
-    const bool is_view = layout[5] == 'v';
-    rule(is_view ? "view-through-pointwise" : "permute-through-pointwise",
-         (std::string("(") + layout + " ?y)").c_str(), [ctx, is_view](eg::EGraph& g, Id eclass, Subst s) {
-           const auto* out_found = ctx->shape(eclass);
-           const auto* mid = ctx->shape(s[0]);
-           if (!out_found || !mid) return kNoId;
-           // Copied: the nodes added below may move the analysis' storage.
-           const std::vector<SymExpr> out_shape = *out_found;
-           const std::vector<SymExpr>* out = &out_shape;
-           const size_t mid_rank = mid->size();
-           std::vector<int64_t> dims;
-           if (!is_view) dims = ctx->dims_of(g, s.root, mid_rank);
-           // Elementwise nodes of one tensor in the class of y (copied: the
-           // nodes added below may move the class's list).
-           const std::vector<std::pair<Id, Id>> found = ctx->elementwise_of(g, s[0]);
-           Id result = kNoId;
-           for (const auto& [n, x] : found) {
-             const auto* in = ctx->shape(x);
-             if (!in || in->size() != mid_rank) continue;  // elementwise ops here keep the shape
-             const Id moved = is_view ? ctx->view(g, x, *out) : ctx->permute(g, x, dims);
-             const Id kids[1] = {moved};
-             const Id f = g.add(g.op(n), g.attr(n), kids);
-             if (result != kNoId) g.union_classes(result, f, "layout-through-pointwise");
-             result = f;
-           }
-           return result;
-         });
-  }
+  // Layout ops through pointwise ops (rules/pointwise.rules), in their place
+  // in the order.
+  for (eg::Rewrite& r : rulelang::make_rewrites({rulelang::shipped_rule_file("pointwise")}, t)) rs.push_back(std::move(r));
   rule("convert-of-permute", "(prims.convert_element_type.default (aten.permute.default ?x))",
        [ctx](eg::EGraph& g, Id, Subst s) {
          const auto* in = ctx->shape(s[0]);

@@ -175,6 +175,36 @@ compose: (permute (permute ?x ?p) ?q) => (if (identity? ?r) ?x (permute ?x ?r))
   CHECK(composed);
 }
 
+TEST_CASE("an op family: a layout op moves through any valuewise op", "[rulelang]") {
+  const std::string rules = R"(
+through: ?out=(view ?y=(@valuewise ?x) _) => (like ?y (view ?x (shape ?out)))
+  if (= (rank ?x) (rank ?y))
+)";
+  // view(exp(x)) and view(neg(x)): each becomes f(view(x)).
+  for (const char* op : {"aten.exp.default", "aten.neg.default"}) {
+    INFO(op);
+    Saturated s = saturate(graph_of(typed("f", op, R"([{"node":"x"}])", R"(["s0",4,6])") + "," +
+                                    view("y", "f", R"([{"sym":"s0"},24])", R"(["s0",24])")), rules);
+    bool moved = false;
+    for (eg::Id n : s.t->egraph.class_nodes(s.out)) {
+      if (s.t->lang.op_name(s.t->egraph.op(n)) != op) continue;
+      const eg::Id inner = s.t->egraph.find(s.t->egraph.children(n)[0]);
+      for (eg::Id v : s.t->egraph.class_nodes(inner))
+        moved |= s.t->lang.op_name(s.t->egraph.op(v)) == "aten.view.default" &&
+                 s.t->egraph.find(s.t->egraph.children(v)[0]) == class_of(s, "x");
+    }
+    CHECK(moved);
+  }
+  // A reduction is not valuewise: nothing moves.
+  Saturated r = saturate(graph_of(typed("f", "aten.amax.default", R"([{"node":"x"},[2],true])", R"(["s0",4,1])") + "," +
+                                  view("y", "f", R"([{"sym":"s0"},4])", R"(["s0",4])")), rules);
+  CHECK(r.t->egraph.class_nodes(r.out).size() == 1);
+  CHECK(rejection("r: (view (@pointy ?x) _) => ?x") == "user.rules:1:11: no op family '@pointy' (@valuewise, @reshape, @same-value)");
+  CHECK(rejection("r: (@valuewise ?x) => ?x") == "user.rules:1:4: an op family can be matched inside a pattern, not as its root");
+  CHECK(rejection("r: (view ?y=(@valuewise ?x) _) => (like ?x ?x)") ==
+        "user.rules:1:41: 'like' copies a node named in the pattern (?n=(...)); ?x names none");
+}
+
 TEST_CASE("a condition the prover cannot settle does not hold", "[rulelang]") {
   // x: [s0, 4, 6] viewed as [s0, 24] then as [4*s0/..]: the rule asks whether
   // s0 is 4, which is unknown for a symbol in [2, inf).
@@ -210,7 +240,11 @@ TEST_CASE("the shipped layout rules give the e-graphs and graphs the C++ rules g
     const rules::OptimizeResult r = rules::optimize(g, {});
     CHECK(r.egraph_nodes == want["egraph_nodes"].get<size_t>());
     CHECK(r.egraph_classes == want["egraph_classes"].get<size_t>());
-    CHECK(r.iterations == want["iterations"].get<size_t>());
+    // Iterations may be fewer: the pointwise rules' family scan is per rule,
+    // so the second of them sees nodes the first added in the same
+    // iteration (zoo_bmm_views.train and zoo_einsum.train saturate one
+    // iteration sooner, to the same e-graph).
+    CHECK(r.iterations <= want["iterations"].get<size_t>());
     CHECK(r.nodes_out == want["nodes_out"].get<size_t>());
     CHECK(r.layout_ops_out == want["layout_ops_out"].get<size_t>());
     // The text of a graph with symbolic sizes depends on the order this
