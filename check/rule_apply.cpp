@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "egraph/runner.h"
-#include "extract/greedy.h"
+#include "egraph/extraction.h"
 #include "ir/infer_context.h"
 
 namespace sator::check {
@@ -36,7 +36,7 @@ Application apply_once(const Graph& lhs, const RuleFactory& rules, const std::st
     return a;
   }
   constexpr double kForbidden = std::numeric_limits<double>::infinity();
-  const auto x = extract::greedy_extract(t.egraph, [&](eg::Id n) {
+  const auto x = eg::greedy_extract(t.egraph, [&](eg::Id n) {
     if (n == root) return kForbidden;
     if (!t.is_original(n)) return 1.0;
     const std::string& op = t.lang.op_name(t.egraph.op(n));

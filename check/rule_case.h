@@ -15,7 +15,7 @@
 
 #include "egraph/rewrite.h"
 #include "ir/graph_builder.h"
-#include "ir/tensor_egraph.h"
+#include "tensor/tensor_egraph.h"
 
 namespace sator::check {
 

@@ -8,7 +8,7 @@
 #include "interp/compare.h"
 #include "ir/infer_context.h"
 #include "ir/shape_check.h"
-#include "ir/tensor_analysis.h"
+#include "tensor/tensor_analysis.h"
 
 namespace sator::check {
 

@@ -6,7 +6,7 @@
 #include "ir/chunked_node.h"
 #include "ir/infer_context.h"
 #include "ir/op_table.h"
-#include "ir/tensor_lang.h"
+#include "tensor/tensor_lang.h"
 
 namespace sator::chunk {
 

@@ -27,8 +27,8 @@ EGraphProblem problem_from_egraph(const eg::EGraph& g, const std::vector<eg::Id>
   return ep;
 }
 
-Extraction to_extraction(const eg::EGraph& g, const EGraphProblem& ep, const Solution& s) {
-  Extraction x;
+eg::Extraction to_extraction(const eg::EGraph& g, const EGraphProblem& ep, const Solution& s) {
+  eg::Extraction x;
   x.choice.assign(g.num_nodes(), eg::kNoId);
   x.cost.assign(g.num_nodes(), kInfinite);
   for (ClassIdx c = 0; c < s.choice.size(); ++c)

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "egraph/egraph.h"
-#include "extract/greedy.h"
+#include "egraph/extraction.h"
 #include "extract/problem.h"
 
 namespace sator::extract {
@@ -21,6 +21,6 @@ struct EGraphProblem {
 EGraphProblem problem_from_egraph(const eg::EGraph& g, const std::vector<eg::Id>& roots,
                                   const std::function<double(eg::Id node)>& node_cost);
 
-Extraction to_extraction(const eg::EGraph& g, const EGraphProblem& ep, const Solution& s);
+eg::Extraction to_extraction(const eg::EGraph& g, const EGraphProblem& ep, const Solution& s);
 
 }  // namespace sator::extract

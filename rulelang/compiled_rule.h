@@ -12,7 +12,7 @@
 
 #include "egraph/rewrite.h"
 #include "ir/op_table.h"
-#include "ir/tensor_egraph.h"
+#include "tensor/tensor_egraph.h"
 #include "ir/value.h"
 #include "rulelang/rule_spec.h"
 

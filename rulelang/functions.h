@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ir/tensor_egraph.h"
+#include "tensor/tensor_egraph.h"
 #include "ir/value.h"
 #include "rulelang/compiled_rule.h"
 

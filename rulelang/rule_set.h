@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "egraph/rewrite.h"
-#include "ir/tensor_egraph.h"
+#include "tensor/tensor_egraph.h"
 #include "rulelang/compiled_rule.h"
 #include "rulelang/rule_spec.h"
 

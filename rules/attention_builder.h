@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "ir/tensor_egraph.h"
+#include "tensor/tensor_egraph.h"
 
 namespace sator::rules {
 

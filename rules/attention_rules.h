@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "egraph/rewrite.h"
-#include "ir/tensor_egraph.h"
+#include "tensor/tensor_egraph.h"
 #include "rules/layout_rules.h"
 
 namespace sator::rules {

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "egraph/rewrite.h"
-#include "ir/tensor_egraph.h"
+#include "tensor/tensor_egraph.h"
 #include "rules/layout_rules.h"
 
 namespace sator::rules {

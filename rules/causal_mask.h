@@ -12,7 +12,7 @@
 // with is_causal=True.
 #pragma once
 
-#include "ir/tensor_egraph.h"
+#include "tensor/tensor_egraph.h"
 
 namespace sator::rules {
 

@@ -14,7 +14,7 @@
 #include "ir/graph_io.h"
 #include "ir/graph_stats.h"
 #include "ir/shape_check.h"
-#include "ir/tensor_egraph.h"
+#include "tensor/tensor_egraph.h"
 #include "rules/attention_rules.h"
 #include "rules/layout_rules.h"
 
@@ -86,8 +86,8 @@ class TermGraph {
 
   // The chosen node of every class, for writing the graph back (after a
   // sweep, each class holds exactly the node that stands for it).
-  extract::Extraction finish() const {
-    extract::Extraction x;
+  eg::Extraction finish() const {
+    eg::Extraction x;
     x.choice.assign(g_.num_nodes(), kNoId);
     x.cost.assign(g_.num_nodes(), 0.0);
     for (Id c = 0; c < g_.num_nodes(); ++c)

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "egraph/rewrite.h"
-#include "ir/tensor_egraph.h"
+#include "tensor/tensor_egraph.h"
 
 namespace sator::rules {
 

@@ -11,7 +11,7 @@
 #include "ir/graph_stats.h"
 #include "ir/output_target.h"
 #include "ir/shape_check.h"
-#include "ir/tensor_egraph.h"
+#include "tensor/tensor_egraph.h"
 #include "rules/attention_rules.h"
 #include "rules/attention_train_rules.h"
 #include "rules/dropout_draws.h"

@@ -12,7 +12,7 @@
 #include "ir/graph_builder.h"
 #include "ir/graph_io.h"
 #include "ir/shape_check.h"
-#include "ir/tensor_egraph.h"
+#include "tensor/tensor_egraph.h"
 #include "rules/key_gradient_sum.h"
 #include "rules/optimizer.h"
 #include "test_util.h"

@@ -5,12 +5,12 @@
 #include <filesystem>
 #include <tuple>
 
-#include "extract/greedy.h"
+#include "egraph/extraction.h"
 #include "ir/graph_builder.h"
 #include "ir/graph_io.h"
 #include "ir/graph_stats.h"
 #include "ir/shape_check.h"
-#include "ir/tensor_egraph.h"
+#include "tensor/tensor_egraph.h"
 #include "test_util.h"
 
 using namespace sator;
@@ -56,7 +56,7 @@ TEST_CASE("every corpus graph goes through the e-graph and back unchanged in mea
     Graph in = load_graph(path);
     TensorEGraph t(in);
     CHECK(t.egraph.check_invariants().empty());
-    const auto x = extract::greedy_extract(t.egraph, [&](eg::Id n) { return unit_cost(t, n); });
+    const auto x = eg::greedy_extract(t.egraph, [&](eg::Id n) { return unit_cost(t, n); });
     Graph out = t.write(x);
     // What is written is a valid graph: it reads back, and every shape checks.
     Graph reread = read_graph_text(write_graph_text(out), path + " (written)");

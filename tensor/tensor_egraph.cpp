@@ -1,4 +1,4 @@
-#include "ir/tensor_egraph.h"
+#include "tensor/tensor_egraph.h"
 
 #include <stdexcept>
 #include <unordered_set>
@@ -56,7 +56,7 @@ bool is_view_op(const std::string& op) { return op_has(op, OpFact::ViewOrReshape
 
 class GraphWriter {
  public:
-  GraphWriter(const TensorEGraph& t, const extract::Extraction& x) : t_(t), x_(x) {
+  GraphWriter(const TensorEGraph& t, const eg::Extraction& x) : t_(t), x_(x) {
     emitted_.assign(t.egraph.num_nodes(), kNone);
     open_.assign(t.egraph.num_nodes(), 0);
     for (const Node& n : t.source().nodes) taken_.insert(n.name);
@@ -255,7 +255,7 @@ class GraphWriter {
   }
 
   const TensorEGraph& t_;
-  const extract::Extraction& x_;
+  const eg::Extraction& x_;
   Graph out_;
   std::vector<NodeId> emitted_;        // by class id
   std::vector<char> open_;             // by class id: its children are being written
@@ -269,7 +269,7 @@ class GraphWriter {
   std::vector<eg::Id> enode_of_;  // by output node: the e-node it writes (kNoId: a placeholder or the output)
 };
 
-Graph TensorEGraph::write(const extract::Extraction& x, std::vector<eg::Id>* enode_of) const {
+Graph TensorEGraph::write(const eg::Extraction& x, std::vector<eg::Id>* enode_of) const {
   GraphWriter w(*this, x);
   Graph g = w.run();
   if (enode_of) {

@@ -1,4 +1,4 @@
-#include "ir/tensor_analysis.h"
+#include "tensor/tensor_analysis.h"
 
 #include <algorithm>
 #include <cmath>

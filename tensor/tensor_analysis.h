@@ -13,7 +13,7 @@
 #include "egraph/analysis.h"
 #include "egraph/egraph.h"
 #include "ir/shape_prover.h"
-#include "ir/tensor_lang.h"
+#include "tensor/tensor_lang.h"
 
 namespace sator {
 

@@ -15,8 +15,8 @@
 #include <unordered_map>
 
 #include "egraph/egraph.h"
-#include "extract/greedy.h"
-#include "ir/tensor_analysis.h"
+#include "egraph/extraction.h"
+#include "tensor/tensor_analysis.h"
 
 namespace sator {
 
@@ -42,7 +42,7 @@ class TensorEGraph {
   // Writes the chosen nodes back as a graph named like the source.
   // With `enode_of`: for each written node, the e-node it writes (kNoId for
   // the placeholders and the output node).
-  Graph write(const extract::Extraction& x, std::vector<eg::Id>* enode_of = nullptr) const;
+  Graph write(const eg::Extraction& x, std::vector<eg::Id>* enode_of = nullptr) const;
 
  private:
   const Graph& source_;

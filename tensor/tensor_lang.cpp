@@ -1,4 +1,4 @@
-#include "ir/tensor_lang.h"
+#include "tensor/tensor_lang.h"
 
 #include <charconv>
 #include <cstring>
