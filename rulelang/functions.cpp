@@ -227,6 +227,16 @@ std::vector<Function> make_functions() {
   });
   add(">=", {T::Size, T::Size}, T::Bool, "proved at least", [](TensorEGraph& t, Args a) { return of_bool(t.prover.is_le(to_size(a[1]->value()), to_size(a[0]->value()))); });
   add(">", {T::Size, T::Size}, T::Bool, "proved greater", [](TensorEGraph& t, Args a) { return of_bool(t.prover.is_le(to_size(a[1]->value()) + 1, to_size(a[0]->value()))); });
+  add("broadcastable?", {T::Sizes, T::Sizes}, T::Bool,
+      "two shapes broadcast together: aligned from the right, each pair proved equal or one of them 1",
+      [](TensorEGraph& t, Args a) {
+        const std::vector<SymExpr> x = to_sizes(a[0]->value()), y = to_sizes(a[1]->value());
+        for (size_t i = 1; i <= std::min(x.size(), y.size()); ++i) {
+          const SymExpr &p = x[x.size() - i], &q = y[y.size() - i];
+          if (!t.prover.is_equal(p, q) && !t.prover.is_equal(p, 1) && !t.prover.is_equal(q, 1)) return of_bool(false);
+        }
+        return of_bool(true);
+      });
   add("divides", {T::Size, T::Size}, T::Bool, "(divides d n): d proved to divide n", [](TensorEGraph& t, Args a) {
     return of_bool(t.prover.divides(to_size(a[0]->value()), to_size(a[1]->value())) == Truth::True);
   });

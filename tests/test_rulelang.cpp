@@ -211,6 +211,16 @@ TEST_CASE("a condition the prover cannot settle does not hold", "[rulelang]") {
   const std::string rules = "r: ?out=(view ?x _) => ?x if (= (size ?x 0) 4)\n";
   Saturated s = saturate(graph_of(view("y", "x", R"([{"sym":"s0"},24])", R"(["s0",24])")), rules);
   CHECK(s.out != class_of(s, "x"));
+  // Divisibility and broadcasting, decided by the prover.
+  const std::string div = "r: ?out=(view ?x _) => ?x if (divides 3 (numel ?out)) if (broadcastable? (shape ?x) [1 4 1])\n";
+  Saturated d = saturate(graph_of(view("y", "x", R"([{"sym":"s0"},4,6])", R"(["s0",4,6])")), div);
+  CHECK(d.out == class_of(d, "x"));  // 3 divides 24*s0; [s0, 4, 6] broadcasts with [1, 4, 1]
+  const std::string nodiv = "r: ?out=(view ?x _) => ?x if (divides 5 (numel ?out))\n";
+  Saturated n = saturate(graph_of(view("y", "x", R"([{"sym":"s0"},4,6])", R"(["s0",4,6])")), nodiv);
+  CHECK(n.out != class_of(n, "x"));  // 5 need not divide 24*s0
+  const std::string nobc = "r: ?out=(view ?x _) => ?x if (broadcastable? (shape ?x) [3 1])\n";
+  Saturated nb = saturate(graph_of(view("y", "x", R"([{"sym":"s0"},4,6])", R"(["s0",4,6])")), nobc);
+  CHECK(nb.out != class_of(nb, "x"));  // 4 against 3
   // A rule whose condition holds fires.
   const std::string sound = "r: ?out=(view ?x _) => ?x if (= (shape ?x) (shape ?out))\n";
   Saturated t = saturate(graph_of(view("y", "x", R"([{"sym":"s0"},4,6])", R"(["s0",4,6])")), sound);
