@@ -186,7 +186,11 @@ RuleReport check_rule(const RuleCase& c, const RuleFactory& rules, const CheckOp
       r.max_error = std::max(r.max_error, cmp.max_error);
       if (!(cmp.max_error <= (c.tolerance > 0 ? c.tolerance : o.tolerance))) {
         std::ostringstream s;
-        s << "values differ: relative error " << cmp.max_error << " (output " << cmp.worst_output << ")\n  right-hand side:\n" << describe(a.rhs);
+        s << "values differ: relative error " << cmp.max_error << " (output " << cmp.worst_output;
+        if (!cmp.witness_index.empty())
+          s << "; at " << cmp.witness_index << " the left side gives " << cmp.witness_first << ", the right side "
+            << cmp.witness_second;
+        s << ")\n  right-hand side:\n" << describe(a.rhs);
         fail(s.str(), inst.lhs);
       }
     } catch (const interp::InterpError& e) {

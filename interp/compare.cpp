@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <sstream>
 
 namespace sator::interp {
 
@@ -102,6 +103,33 @@ GraphComparison compare_graphs(const Graph& a, const Graph& b, const SymbolValue
   GraphComparison c;
   c.outputs = x.size();
   c.max_error = max_output_error(y, x, &c.worst_output);
+  if (c.max_error > 0 && c.worst_output < x.size() && x[c.worst_output].kind == EvalValue::Kind::Tensor &&
+      y[c.worst_output].kind == EvalValue::Kind::Tensor && x[c.worst_output].tensor.shape == y[c.worst_output].tensor.shape) {
+    // The element with the largest absolute difference, with its index.
+    const Tensor64 &tx = x[c.worst_output].tensor, &ty = y[c.worst_output].tensor;
+    size_t at = 0;
+    double most = -1;
+    for (size_t k = 0; k < tx.data.size(); ++k) {
+      const double d = std::abs(tx.data[k] - ty.data[k]);
+      if (std::isnan(d) ? most < INFINITY : d > most) {
+        most = std::isnan(d) ? INFINITY : d;
+        at = k;
+      }
+    }
+    std::vector<int64_t> index(tx.shape.size());
+    size_t rest = at;
+    for (size_t d = tx.shape.size(); d-- > 0;) {
+      index[d] = static_cast<int64_t>(rest % static_cast<size_t>(std::max<int64_t>(tx.shape[d], 1)));
+      rest /= static_cast<size_t>(std::max<int64_t>(tx.shape[d], 1));
+    }
+    std::ostringstream s;
+    s << "[";
+    for (size_t d = 0; d < index.size(); ++d) s << (d ? ", " : "") << index[d];
+    s << "]";
+    c.witness_index = s.str();
+    c.witness_first = tx.data.empty() ? 0.0 : tx.data[at];
+    c.witness_second = ty.data.empty() ? 0.0 : ty.data[at];
+  }
   return c;
 }
 

@@ -32,6 +32,11 @@ struct GraphComparison {
   double max_error = 0.0;
   size_t outputs = 0;
   size_t worst_output = 0;  // index of the output with the largest error
+  // Where that output differs most, when it is a tensor: its index ("[1, 0]")
+  // and the two graphs' values there. The index is empty when the outputs
+  // agree exactly.
+  std::string witness_index;
+  double witness_first = 0, witness_second = 0;
 };
 // Evaluates both graphs (same placeholders, in the same order) on the same
 // random inputs and compares them.
