@@ -35,7 +35,7 @@ Value expand_sizes(Draw& d, const std::vector<SymExpr>& shape) {
 }
 
 // A value for parameter p of `op`, whose first tensor argument has `shape`.
-Value draw_param(Draw& d, const OpInfo& op, const ParamSpec& p, const std::vector<SymExpr>& shape) {
+Value draw_param(Draw& d, const OpInfo& op, const ParamSpec& p, const std::vector<SymExpr>& shape, DType input = DType::Float32) {
   const auto rank = static_cast<int64_t>(shape.size());
   if (p.optional && d.integer(0, 3) == 0) return Value::none();
   switch (p.type) {
@@ -58,13 +58,17 @@ Value draw_param(Draw& d, const OpInfo& op, const ParamSpec& p, const std::vecto
       if (op.name == "aten.expand.default") return expand_sizes(d, shape);
       return B::sizes(regroup(d, shape));
     case ParamType::SymInt: {
-      // Slice bounds and the like: an end, a start, or past the end as
-      // PyTorch writes it.
-      static const std::vector<int64_t> menu = {0, 1, 2, 3, std::numeric_limits<int64_t>::max(), -1};
+      // Slice bounds and the like: often the whole dim (start 0 or None,
+      // end past the end as PyTorch writes it, or None), else a small bound.
+      if (p.optional && d.integer(0, 2) == 0) return Value::none();
+      static const std::vector<int64_t> menu = {0, 0, std::numeric_limits<int64_t>::max(),
+                                                std::numeric_limits<int64_t>::max(), 1, 2, -1};
       return Value::of_int(d.pick(menu));
     }
     case ParamType::ScalarType: {
-      static const std::vector<DType> menu = {DType::Float64, DType::Float32, DType::BFloat16, DType::Float16};
+      // Casts mostly go to float32 or back to the input's dtype (autocast's
+      // up- and downcasts), sometimes elsewhere.
+      const std::vector<DType> menu = {input, input, DType::Float32, DType::Float32, DType::Float64, DType::BFloat16, DType::Float16};
       return Value::of_dtype(d.pick(menu));
     }
     case ParamType::Float:
@@ -88,6 +92,7 @@ class Instance {
     std::vector<Value> args;
     std::vector<std::pair<std::string, Value>> kwargs;
     std::vector<SymExpr> first_shape;
+    DType first_dtype = dtype_;
     bool have_shape = false;
     for (const PatternArg& a : n.args) {
       const ParamSpec& p = n.op->params[a.param];
@@ -95,18 +100,18 @@ class Instance {
       switch (a.kind) {
         case PatternArg::Kind::Child: {
           const NodeId c = build(a.child);
-          if (!have_shape) first_shape = d_.b.type(c).shape, have_shape = true;
+          if (!have_shape) first_shape = d_.b.type(c).shape, first_dtype = d_.b.type(c).dtype, have_shape = true;
           v = B::ref(c);
           break;
         }
         case PatternArg::Kind::Literal: v = a.literal; break;
         case PatternArg::Kind::Var: {
           auto it = attrs_.find(a.var);
-          if (it == attrs_.end()) it = attrs_.emplace(a.var, draw_param(d_, *n.op, p, first_shape)).first;
+          if (it == attrs_.end()) it = attrs_.emplace(a.var, draw_param(d_, *n.op, p, first_shape, first_dtype)).first;
           v = it->second;
           break;
         }
-        case PatternArg::Kind::Any: v = draw_param(d_, *n.op, p, first_shape); break;
+        case PatternArg::Kind::Any: v = draw_param(d_, *n.op, p, first_shape, first_dtype); break;
       }
       if (p.kwarg_only) {
         if (!(a.kind == PatternArg::Kind::Literal && p.has_default && v == a.fallback)) kwargs.emplace_back(p.name, std::move(v));
@@ -165,11 +170,18 @@ class Instance {
     if (auto it = tensors_.find(var); it != tensors_.end()) return it->second;
     if (shape_.empty() && !drawn_) {
       shape_ = d_.shape(rank_);
+      // Mostly float32; sometimes the 16-bit types autocast and bf16
+      // weights give, or float64 (a rule that holds only for one dtype, or
+      // reads one, is drawn both ways).
+      static const std::vector<DType> dtypes = {DType::Float32, DType::Float32, DType::Float32,
+                                                DType::BFloat16, DType::Float16, DType::Float64};
+      dtype_ = d_.pick(dtypes);
       drawn_ = true;
     }
-    return tensors_[var] = d_.b.input(shape_);
+    return tensors_[var] = d_.b.input(shape_, dtype_);
   }
   std::vector<SymExpr> shape_;
+  DType dtype_ = DType::Float32;
   bool drawn_ = false;
 };
 
@@ -195,6 +207,7 @@ std::vector<RuleCase> generated_cases(const std::vector<rulelang::RuleFile>& fil
     c.min_rank = 0;
     c.max_rank = 5;
     c.index_map = layout_only(*r);
+    c.draw_factor = 8;
     c.lhs = [r](Draw& d, size_t rank) {
       Instance inst(*r, d, rank);
       return inst.build(static_cast<int>(r->pattern.size() - 1));

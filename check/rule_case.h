@@ -71,6 +71,10 @@ struct RuleCase {
   // keeps it. A left side that sums to zero in exact arithmetic computes
   // float64 rounding (~1e-15 of its terms) that the right side does not.
   double tolerance = 0;
+  // Draws per check, times this: instances drawn blindly from a rule's own
+  // pattern (check/cases_generated.h) meet its conditions less often than a
+  // hand-written generator's.
+  size_t draw_factor = 1;
 };
 
 // Makes the rule set for one e-graph (rules hold references into it).

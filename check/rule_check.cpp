@@ -123,16 +123,19 @@ RuleReport check_rule(const RuleCase& c, const RuleFactory& rules, const CheckOp
   size_t proved = 0, index_proved = 0, index_unknown = 0;
   std::vector<size_t> ranks_fired;
   std::string index_unknown_why;
-  // Rules of few ranks get more draws per rank (about 24 in all).
+  // Rules of few ranks get more draws per rank (about 24 in all); with a
+  // draw factor, more draws where the rule fires rarely, never more proofs.
   const size_t per_rank = std::max(o.symbolic_per_rank, 24 / (c.max_rank - c.min_rank + 1));
   for (size_t rank = c.min_rank; rank <= c.max_rank; ++rank) {
     bool fired = false;
-    for (size_t k = 0; k < per_rank; ++k) {
+    size_t fired_here = 0;
+    for (size_t k = 0; k < per_rank * c.draw_factor && fired_here < per_rank; ++k) {
       const Built inst = build_instance(c, rng, rank, true);
       if (!inst.ok) continue;
       const Application a = apply_once(inst.lhs, rules, c.name);
       if (a.outcome == Application::Outcome::NotFired) continue;
       fired = true;
+      ++fired_here;
       if (a.outcome == Application::Outcome::Unsound || a.outcome == Application::Outcome::Cyclic) {
         fail(a.outcome == Application::Outcome::Cyclic ? a.message
                                                        : "shape proof: the rule merged classes of different types: " + a.message,
@@ -164,7 +167,7 @@ RuleReport check_rule(const RuleCase& c, const RuleFactory& rules, const CheckOp
 
   // ---- differential tests on concrete instances ----
   size_t concrete_index = 0;
-  const size_t max_attempts = o.trials * 20 + 50;
+  const size_t max_attempts = (o.trials * 20 + 50) * c.draw_factor;
   interp::EvalOptions eval;
   if (c.couple_random_draws) eval.random = interp::EvalOptions::Random::ByDrawOrder;
   while (r.trials < o.trials && r.attempts < max_attempts && r.failures.size() < 3) {

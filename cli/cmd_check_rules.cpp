@@ -39,13 +39,15 @@ struct Options {
 // Every shipped rule as a markdown table (docs/rules.md's is this output):
 // its name, where it is written, its description.
 void print_rule_table() {
-  const rulelang::RuleFile& layout = rulelang::shipped_rule_file("layout");
   std::printf("| rule | written in | what it says |\n| --- | --- | --- |\n");
   auto rows = [&](const std::vector<rules::RuleInfo>& infos, const char* cpp) {
     for (const rules::RuleInfo& r : infos) {
       std::string where = std::string("C++, `") + cpp + "`";
-      for (const rulelang::RuleSpec& spec : layout.rules)
-        if (spec.name == r.name) where = "`" + layout.path + ":" + std::to_string(spec.at.line) + "`";
+      for (const std::string& name : rulelang::shipped_rule_file_names()) {
+        const rulelang::RuleFile& file = rulelang::shipped_rule_file(name);
+        for (const rulelang::RuleSpec& spec : file.rules)
+          if (spec.name == r.name) where = "`" + file.path + ":" + std::to_string(spec.at.line) + "`";
+      }
       std::string text = r.description;
       for (size_t i = 0; (i = text.find('|', i)) != std::string::npos; i += 2) text.replace(i, 1, "\\|");
       std::printf("| `%s` | %s | %s |\n", r.name, where.c_str(), text.c_str());

@@ -46,7 +46,10 @@ Tensor64 where(const Tensor64& cond, const Tensor64& a, const Tensor64& b, DType
 Tensor64 reduce(const Tensor64& t, std::vector<int64_t> dims, bool keepdim, double init,
                 const std::function<double(double, double)>& fn) {
   std::vector<bool> reduced(t.rank(), dims.empty());
-  for (int64_t d : dims) reduced[wrap_dim(d, t.rank())] = true;
+  // A rank-0 tensor's dim 0 (or -1) is the scalar itself: reducing it over
+  // its one element gives it back (PyTorch wraps dims of scalars as rank 1).
+  if (t.rank() > 0)
+    for (int64_t d : dims) reduced[wrap_dim(d, t.rank())] = true;
   Shape kept_shape = t.shape;  // the result with keepdim
   for (size_t d = 0; d < t.rank(); ++d)
     if (reduced[d]) kept_shape[d] = 1;

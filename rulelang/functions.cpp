@@ -205,6 +205,10 @@ std::vector<Function> make_functions() {
       if (p[i] != static_cast<int64_t>(i)) return of_bool(false);
     return of_bool(true);
   });
+  add("half?", {T::DType}, T::Bool, "float16 or bfloat16", [](TensorEGraph&, Args a) {
+    const Value& v = a[0]->value();
+    return of_bool(v.kind == Value::Kind::DType && (v.dtype == DType::Float16 || v.dtype == DType::BFloat16));
+  });
   add("lowest", {T::DType}, T::Number, "the dtype's most negative finite value (0 for unsigned)",
       [](TensorEGraph&, Args a) {
         if (a[0]->value().kind != Value::Kind::DType) throw Decline{};

@@ -33,6 +33,12 @@ const RuleFile& shipped_rule_file(const std::string& name) {
   throw std::logic_error("no shipped rule file '" + name + "' in this build");
 }
 
+std::vector<std::string> shipped_rule_file_names() {
+  std::vector<std::string> names;
+  for (unsigned i = 0; i < kShippedRuleFileCount; ++i) names.emplace_back(kShippedRuleFiles[i].name);
+  return names;
+}
+
 RuleFile read_rule_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw RuleError(Where(path, 1, 1), "cannot read the rule file");

@@ -1,9 +1,12 @@
 #include "rules/attention_rules.h"
 
+#include "rulelang/rule_set.h"
+
 #include <memory>
 #include <cmath>
 #include <optional>
 
+#include "rulelang/rule_set.h"
 #include "rules/attention_builder.h"
 
 namespace sator::rules {
@@ -11,16 +14,19 @@ namespace sator::rules {
 using eg::Subst;
 
 const std::vector<RuleInfo>& recompose_rule_info() {
-  static const std::vector<RuleInfo> info = {
-      {"bmm-as-matmul", "view(bmm(view(a, [N,L,E]), view(b, [N,E,S])), P+[L,S]) = matmul(a, b) for a = P+[L,E], b = P+[E,S], N = prod(P)"},
-      {"softmax-recompose", "exp(x - amax(x, d, keep)) / sum(exp(x - amax(x, d, keep)), d, keep) = _softmax(x, d)"},
-      {"scalar-out-of-matmul", "matmul(x * c, y) = matmul(x, y) * c, for a number c"},
-      {"scalar-out-of-matmul-div", "matmul(x / c, y) = matmul(x, y) / c, for a number c"},
-      {"softmax-in-16-bit", "convert(_softmax(convert(x, float32), d), t) = _softmax(x, d) for x of 16-bit type t"},
-      {"softmax-half-to-float", "_softmax(convert(x, float32), d) = _softmax(x, d, half_to_float) for 16-bit x"},
-      {"linear", "view(addmm(b, view(x, [N, In]), permute(W, [1, 0])), P+[Out]) = linear(x, W, b) for x = P+[In], N = prod(P)"},
-      {"linear-no-bias", "view(mm(view(x, [N, In]), permute(W, [1, 0])), P+[Out]) = linear(x, W)"},
-  };
+  // In the order recompose_rules() builds them; rules/softmax.rules in its place.
+  static const std::vector<RuleInfo> info = [] {
+    std::vector<RuleInfo> out = {
+        {"bmm-as-matmul", "view(bmm(view(a, [N,L,E]), view(b, [N,E,S])), P+[L,S]) = matmul(a, b) for a = P+[L,E], b = P+[E,S], N = prod(P)"},
+        {"softmax-recompose", "exp(x - amax(x, d, keep)) / sum(exp(x - amax(x, d, keep)), d, keep) = _softmax(x, d)"},
+        {"scalar-out-of-matmul", "matmul(x * c, y) = matmul(x, y) * c, for a number c"},
+        {"scalar-out-of-matmul-div", "matmul(x / c, y) = matmul(x, y) / c, for a number c"},
+    };
+    for (const rulelang::RuleSpec& r : rulelang::shipped_rule_file("softmax").rules) out.push_back({r.name.c_str(), r.doc.c_str()});
+    out.push_back({"linear", "view(addmm(b, view(x, [N, In]), permute(W, [1, 0])), P+[Out]) = linear(x, W, b) for x = P+[In], N = prod(P)"});
+    out.push_back({"linear-no-bias", "view(mm(view(x, [N, In]), permute(W, [1, 0])), P+[Out]) = linear(x, W)"});
+    return out;
+  }();
   return info;
 }
 
@@ -106,36 +112,8 @@ std::vector<eg::Rewrite> recompose_rules(TensorEGraph& t) {
                       return kNoId;
                     });
   }
-  // Softmax of a 16-bit tensor, decomposed with an upcast (and a downcast).
-  auto softmax_of_upcast = [b](eg::EGraph& g, Id sm_class, Id x) -> std::optional<int64_t> {
-    const auto xdt = b->dtype(g, x);
-    if (!xdt || (*xdt != DType::BFloat16 && *xdt != DType::Float16)) return std::nullopt;
-    for (Id sm : b->nodes(g, sm_class, "aten._softmax.default")) {
-      const Id in = b->child(g, sm, 0);
-      const NodeAttrs& a = b->attrs(g, sm);
-      if (a.args.size() != 3 || a.args[2].b || b->dtype(g, in) != DType::Float32) continue;
-      for (Id cv : b->nodes(g, in, "prims.convert_element_type.default"))
-        if (b->child(g, cv, 0) == g.find(x)) return a.args[1].i;
-    }
-    return std::nullopt;
-  };
-  rs.emplace_back("softmax-in-16-bit", t.lang,
-                  "(prims.convert_element_type.default (aten._softmax.default (prims.convert_element_type.default ?x)))",
-                  [b, softmax_of_upcast](eg::EGraph& g, Id eclass, Subst s) -> Id {
-                    const auto dim = softmax_of_upcast(g, b->child(g, s.root, 0), s[0]);
-                    if (!dim || b->dtype(g, eclass) != b->dtype(g, s[0])) return kNoId;
-                    NodeAttrs at;
-                    at.args = {Value::of_node(0), Value::of_int(*dim), Value::of_bool(false)};
-                    return b->add(g, "aten._softmax.default", at, {s[0]});
-                  });
-  rs.emplace_back("softmax-half-to-float", t.lang, "(aten._softmax.default (prims.convert_element_type.default ?x))",
-                  [b, softmax_of_upcast](eg::EGraph& g, Id eclass, Subst s) -> Id {
-                    const auto dim = softmax_of_upcast(g, eclass, s[0]);
-                    if (!dim) return kNoId;
-                    NodeAttrs at;
-                    at.args = {Value::of_node(0), Value::of_int(*dim), Value::of_bool(true)};
-                    return b->add(g, "aten._softmax.default", at, {s[0]});
-                  });
+  // Softmax of a 16-bit tensor written with casts (rules/softmax.rules).
+  for (eg::Rewrite& r : rulelang::make_rewrites({rulelang::shipped_rule_file("softmax")}, t)) rs.push_back(std::move(r));
   // nn.Linear, as AOTAutograd decomposes it: flatten, addmm (or mm) with the
   // transposed weight, unflatten.
   auto linear = [b](bool bias) {
