@@ -219,6 +219,19 @@ class Compiler {
   }
 
   // ---- the left-hand side ----
+  // `?c:number`: a variable with its type written (where the parameter's
+  // type does not say it: a Python number in a tensor parameter).
+  static bool annotated(const SExpr& e) { return e.is_atom() && e.text.find(':') != std::string::npos; }
+  std::pair<std::string, std::optional<Type>> annotation(const SExpr& e) const {
+    const size_t colon = e.text.find(':');
+    if (colon == std::string::npos) return {e.text, std::nullopt};
+    const std::string type = e.text.substr(colon + 1);
+    static const std::pair<const char*, Type> kTypes[] = {{"number", Type::Number}, {"int", Type::Int}, {"size", Type::Size},
+                                                          {"dtype", Type::DType}, {"bool", Type::Bool}};
+    for (const auto& [name, t] : kTypes)
+      if (type == name) return {e.text.substr(0, colon), t};
+    throw RuleError(e.at, "no type '" + type + "' (number, int, size, dtype, bool)");
+  }
   int add_node(PatternNode n) {
     r_.pattern.push_back(std::move(n));
     return static_cast<int>(r_.pattern.size() - 1);
@@ -265,17 +278,23 @@ class Compiler {
         if (!spec.has_default) throw RuleError(e.at, n.op->name + " needs its '" + spec.name + "' argument (write _ for any)");
         a.kind = PatternArg::Kind::Literal;
         a.literal = parse_default(spec);
-      } else if (t == Type::Tensor && (g->is_list() || is_var_name(*g) || g->is_atom("_"))) {
+      } else if (t == Type::Tensor && (g->is_list() || (is_var_name(*g) && !annotated(*g)) || g->is_atom("_"))) {
         a.kind = PatternArg::Kind::Child;
         a.child = pattern(*g);
       } else if (g->is_atom("_")) {
         a.kind = PatternArg::Kind::Any;
       } else if (is_var_name(*g)) {
+        // `?c:number` where a tensor parameter holds a Python number.
+        const auto [name, declared] = annotation(*g);
+        const Type want = declared ? *declared : t;
+        if (declared && t != Type::Tensor && !assignable(*declared, t))
+          throw RuleError(g->at, "'" + name + "' is declared a " + type_name(*declared) + ", used here as a " + type_name(t));
+        if (want == Type::Tensor) throw RuleError(g->at, "a tensor variable needs no type");
         a.kind = PatternArg::Kind::Var;
-        a.var = find_var(g->text);
-        if (a.var < 0) a.var = declare(g->text, t, false);
-        else if (!assignable(t, r_.vars[static_cast<size_t>(a.var)].type))
-          throw RuleError(g->at, "'" + g->text + "' is a " + type_name(r_.vars[static_cast<size_t>(a.var)].type) + ", used here as a " + type_name(t));
+        a.var = find_var(name);
+        if (a.var < 0) a.var = declare(name, want, false);
+        else if (!assignable(want, r_.vars[static_cast<size_t>(a.var)].type))
+          throw RuleError(g->at, "'" + name + "' is a " + type_name(r_.vars[static_cast<size_t>(a.var)].type) + ", used here as a " + type_name(want));
       } else {
         a.kind = PatternArg::Kind::Literal;
         a.literal = literal(*g, t == Type::Tensor ? Type::Number : t);

@@ -205,6 +205,9 @@ class Run {
         ok = same(v, a.literal);
       } else if (a.kind == PatternArg::Kind::Var) {
         const auto var = static_cast<size_t>(a.var);
+        // A tensor input is never an attribute; a number is an int or a float.
+        ok = !v.is_node() && (r_.vars[var].type != Type::Number || v.kind == Value::Kind::Int || v.kind == Value::Kind::Float);
+        if (!ok) break;
         if (b.has(var)) ok = same(b.vals[var].value(), v);
         else b.set(var, RValue::at(v));
       } else {  // Child: a tensor variable is checked here, an op node by its own step

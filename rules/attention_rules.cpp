@@ -14,15 +14,15 @@ namespace sator::rules {
 using eg::Subst;
 
 const std::vector<RuleInfo>& recompose_rule_info() {
-  // In the order recompose_rules() builds them; rules/softmax.rules in its place.
+  // In the order recompose_rules() builds them; rules/matmul.rules and
+  // rules/softmax.rules in their places.
   static const std::vector<RuleInfo> info = [] {
     std::vector<RuleInfo> out = {
         {"bmm-as-matmul", "view(bmm(view(a, [N,L,E]), view(b, [N,E,S])), P+[L,S]) = matmul(a, b) for a = P+[L,E], b = P+[E,S], N = prod(P)"},
         {"softmax-recompose", "exp(x - amax(x, d, keep)) / sum(exp(x - amax(x, d, keep)), d, keep) = _softmax(x, d)"},
-        {"scalar-out-of-matmul", "matmul(x * c, y) = matmul(x, y) * c, for a number c"},
-        {"scalar-out-of-matmul-div", "matmul(x / c, y) = matmul(x, y) / c, for a number c"},
     };
-    for (const rulelang::RuleSpec& r : rulelang::shipped_rule_file("softmax").rules) out.push_back({r.name.c_str(), r.doc.c_str()});
+    for (const char* file : {"matmul", "softmax"})
+      for (const rulelang::RuleSpec& r : rulelang::shipped_rule_file(file).rules) out.push_back({r.name.c_str(), r.doc.c_str()});
     out.push_back({"linear", "view(addmm(b, view(x, [N, In]), permute(W, [1, 0])), P+[Out]) = linear(x, W, b) for x = P+[In], N = prod(P)"});
     out.push_back({"linear-no-bias", "view(mm(view(x, [N, In]), permute(W, [1, 0])), P+[Out]) = linear(x, W)"});
     return out;
@@ -101,17 +101,8 @@ std::vector<eg::Rewrite> recompose_rules(TensorEGraph& t) {
         at.args = {Value::of_node(0), Value::of_int(*dim), Value::of_bool(false)};
         return b->add(g, "aten._softmax.default", at, {s[0]});
       });
-  for (const char* op : {"aten.mul.Tensor", "aten.div.Tensor"}) {
-    rs.emplace_back(std::string("scalar-out-of-matmul") + (op[5] == 'm' ? "" : "-div"), t.lang,
-                    std::string("(aten.matmul.default (") + op + "@_ ?x) ?y)",
-                    [b, op](eg::EGraph& g, Id, Subst s) -> Id {
-                      for (Id scaled : b->nodes(g, b->child(g, s.root, 0), op)) {
-                        if (b->child(g, scaled, 0) != g.find(s[0])) continue;
-                        if (auto c = b->scalar_arg(g, scaled)) return b->scalar_op(g, op, b->matmul(g, s[0], s[1]), *c);
-                      }
-                      return kNoId;
-                    });
-  }
+  // A number scaling a matmul operand (rules/matmul.rules).
+  for (eg::Rewrite& r : rulelang::make_rewrites({rulelang::shipped_rule_file("matmul")}, t)) rs.push_back(std::move(r));
   // Softmax of a 16-bit tensor written with casts (rules/softmax.rules).
   for (eg::Rewrite& r : rulelang::make_rewrites({rulelang::shipped_rule_file("softmax")}, t)) rs.push_back(std::move(r));
   // nn.Linear, as AOTAutograd decomposes it: flatten, addmm (or mm) with the

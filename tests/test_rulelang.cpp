@@ -131,6 +131,8 @@ TEST_CASE("rule file errors name the file, line and column", "[rulelang]") {
         "user.rules:1:29: expected a size list, found (shape ?x)");
   CHECK(rejection("r: (convert_element_type ?x flaot16) => ?x") ==
         "user.rules:1:29: expected a dtype (float32, bfloat16, ...), found flaot16");
+  CHECK(rejection("r: (mul.Tensor ?x ?c:numbr) => ?x") == "user.rules:1:19: no type 'numbr' (number, int, size, dtype, bool)");
+  CHECK(rejection("r: (view ?x ?s:dtype) => ?x") == "user.rules:1:13: '?s' is declared a dtype, used here as a size list");
   CHECK(rejection("(define (h ?a) (rank ?a))\nr: (view ?x _) => ?x if (= (h ?x ?x) 1)") ==
         "user.rules:2:28: helper 'h' takes 1 arguments, not 2");
 }
@@ -203,6 +205,18 @@ through: ?out=(view ?y=(@valuewise ?x) _) => (like ?y (view ?x (shape ?out)))
   CHECK(rejection("r: (@valuewise ?x) => ?x") == "user.rules:1:4: an op family can be matched inside a pattern, not as its root");
   CHECK(rejection("r: (view ?y=(@valuewise ?x) _) => (like ?x ?x)") ==
         "user.rules:1:41: 'like' copies a node named in the pattern (?n=(...)); ?x names none");
+}
+
+TEST_CASE("a number in a tensor parameter, bound by a typed variable", "[rulelang]") {
+  // x * 2 matches (the number is bound, compared, reused); x * y does not.
+  Saturated s = saturate(graph_of(typed("y", "aten.mul.Tensor", R"([{"node":"x"},2])", R"(["s0",4,6])")), "r: (mul.Tensor ?x ?c:number) => (div.Tensor ?x ?c) if (= ?c 2)\n");
+  bool divided = false;
+  for (eg::Id n : s.t->egraph.class_nodes(s.out))
+    divided |= s.t->lang.op_name(s.t->egraph.op(n)) == "aten.div.Tensor";
+  CHECK(divided);  // (unsound on purpose, to see it fire: x * 2 is not x / 2)
+  Saturated t = saturate(graph_of(typed("y", "aten.mul.Tensor", R"([{"node":"x"},{"node":"x"}])", R"(["s0",4,6])")),
+                         "r: (mul.Tensor ?x ?c:number) => ?x\n");
+  CHECK(t.t->egraph.class_nodes(t.out).size() == 1);
 }
 
 TEST_CASE("a condition the prover cannot settle does not hold", "[rulelang]") {
