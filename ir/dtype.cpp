@@ -112,4 +112,13 @@ std::optional<DType> ResultTypeState::result() const {
   return combine_categories(dim_, combine_categories(zero_dim_, wrapped_));
 }
 
+bool represents_exactly(DType narrow, DType wide) {
+  switch (narrow) {
+    case DType::BFloat16:
+    case DType::Float16: return wide == DType::Float32 || wide == DType::Float64;
+    case DType::Float32: return wide == DType::Float64;
+    default: return false;
+  }
+}
+
 }  // namespace sator

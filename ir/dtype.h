@@ -20,6 +20,10 @@ int dtype_bytes(DType t);
 bool is_floating(DType t);  // includes the float8 types
 bool is_integral(DType t, bool include_bool);
 bool is_complex(DType t);
+// Whether every value of `narrow` is a value of `wide` (a cast there and
+// back is the identity): the 16-bit floats in float32 and float64, float32
+// in float64.
+bool represents_exactly(DType narrow, DType wide);
 
 // torch.promote_types for two dtypes.
 DType promote_types(DType a, DType b);

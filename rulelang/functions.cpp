@@ -205,6 +205,11 @@ std::vector<Function> make_functions() {
       if (p[i] != static_cast<int64_t>(i)) return of_bool(false);
     return of_bool(true);
   });
+  add("widens?", {T::DType, T::DType}, T::Bool, "(widens? n w): every value of dtype n is a value of dtype w",
+      [](TensorEGraph&, Args a) {
+        const Value &n = a[0]->value(), &w = a[1]->value();
+        return of_bool(n.kind == Value::Kind::DType && w.kind == Value::Kind::DType && represents_exactly(n.dtype, w.dtype));
+      });
   add("half?", {T::DType}, T::Bool, "float16 or bfloat16", [](TensorEGraph&, Args a) {
     const Value& v = a[0]->value();
     return of_bool(v.kind == Value::Kind::DType && (v.dtype == DType::Float16 || v.dtype == DType::BFloat16));

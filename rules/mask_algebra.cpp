@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 
+#include "rulelang/rule_set.h"
 #include "rules/attention_builder.h"
 
 namespace sator::rules {
@@ -10,30 +11,23 @@ namespace sator::rules {
 using eg::Subst;
 
 const std::vector<RuleInfo>& mask_algebra_rule_info() {
-  static const std::vector<RuleInfo> info = {
-      {"convert-roundtrip", "convert(convert(x, w), t) = x for x of type t and w holding every value of t"},
+  // In the order mask_algebra_rules() builds them: rules/casts.rules first.
+  static const std::vector<RuleInfo> info = [] {
+    std::vector<RuleInfo> out;
+    for (const rulelang::RuleSpec& r : rulelang::shipped_rule_file("casts").rules) out.push_back({r.name.c_str(), r.doc.c_str()});
+    for (const RuleInfo& r : std::initializer_list<RuleInfo>{
       {"masked-fill-as-add",
        "where(c, x, K) = x + where(c, 0, K) and where(c, K, x) = x + where(c, K, 0) for a masking constant K <= -2^100 "
        "of x's dtype (x + K rounds to K for |x| < ulp(K)/2)"},
-      {"add-small-operands-first", "(x + y) + z = x + (y + z) when y + z broadcasts into x from fewer elements"},
-  };
+      {"add-small-operands-first", "(x + y) + z = x + (y + z) when y + z broadcasts into x from fewer elements"}})
+      out.push_back(r);
+    return out;
+  }();
   return info;
 }
 
 namespace {
 
-// Whether type `wide` represents every value of type `narrow` exactly.
-bool widens(DType narrow, DType wide) {
-  switch (narrow) {
-    case DType::BFloat16:
-    case DType::Float16:
-      return wide == DType::Float32 || wide == DType::Float64;
-    case DType::Float32:
-      return wide == DType::Float64;
-    default:
-      return false;
-  }
-}
 
 // The class in argument slot `pos` of node `n`, when that argument is a tensor.
 std::optional<Id> arg_class(const AttentionBuilder& b, const eg::EGraph& g, Id n, size_t pos) {
@@ -93,17 +87,8 @@ std::vector<eg::Rewrite> mask_algebra_rules(TensorEGraph& t) {
   auto b = std::make_shared<AttentionBuilder>(AttentionBuilder{t});
   const std::optional<Value> device = graph_device(t.source());
   std::vector<eg::Rewrite> rs;
-  rs.emplace_back("convert-roundtrip", t.lang,
-                  "(prims.convert_element_type.default (prims.convert_element_type.default ?x))",
-                  [b](eg::EGraph& g, Id eclass, Subst s) -> Id {
-                    const auto to = b->dtype(g, eclass), from = b->dtype(g, s[0]);
-                    if (!to || !from || *to != *from) return kNoId;
-                    for (Id inner : b->nodes(g, b->child(g, s.root, 0), "prims.convert_element_type.default")) {
-                      const auto via = b->dtype(g, b->child(g, s.root, 0));
-                      if (b->child(g, inner, 0) == g.find(s[0]) && via && widens(*from, *via)) return g.find(s[0]);
-                    }
-                    return kNoId;
-                  });
+  // A cast there and back through a wider type (rules/casts.rules).
+  for (eg::Rewrite& r : rulelang::make_rewrites({rulelang::shipped_rule_file("casts")}, t)) rs.push_back(std::move(r));
   rs.emplace_back(
       "masked-fill-as-add", t.lang, "(aten.where.self ?c ?a ?b)",
       [b, device](eg::EGraph& g, Id eclass, Subst s) -> Id {
