@@ -64,9 +64,9 @@ struct Expr {
   Value literal;                // Literal
   std::string function;         // Call
   const struct Function* fn = nullptr;  // Call: from the function table
-  // Calls eval treats itself: `shape` read in place, comparisons of shapes,
+  // Calls eval treats itself: comparisons (shapes compared in place),
   // `and`/`or` that stop early.
-  enum class Special : uint8_t { None, Shape, Equal, NotEqual, And, Or } special = Special::None;
+  enum class Special : uint8_t { None, Equal, NotEqual, And, Or } special = Special::None;
   const OpInfo* op = nullptr;   // Build
   eg::OpId op_id = 0;
   std::vector<int> arg_params;  // Build: the parameter each argument fills

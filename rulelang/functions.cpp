@@ -63,34 +63,41 @@ const std::vector<SymExpr>& shape_of(TensorEGraph& t, const RValue& x) {
   return *s;
 }
 
-// Equality of two values: sizes by the shape prover (proved equal), the
-// rest by value.
-bool equal(TensorEGraph& t, const Value& a, const Value& b) {
-  const bool sa = a.kind == Value::Kind::Int || a.kind == Value::Kind::Sym;
-  const bool sb = b.kind == Value::Kind::Int || b.kind == Value::Kind::Sym;
-  if (a.kind == Value::Kind::Int && b.kind == Value::Kind::Int) return a.i == b.i;
-  if (sa && sb) return t.prover.is_equal(to_size(a), to_size(b));
-  if (a.is_list() && b.is_list()) {
-    if (a.list.size() != b.list.size()) return false;
-    for (size_t i = 0; i < a.list.size(); ++i)
-      if (!equal(t, a.list[i], b.list[i])) return false;
-    return true;
-  }
-  return a == b;
+Truth size_equality(TensorEGraph& t, const SymExpr& a, const SymExpr& b) {
+  const auto ca = a.as_constant(), cb = b.as_constant();
+  if (ca && cb) return *ca == *cb ? Truth::True : Truth::False;
+  return t.prover.equal(a, b);
 }
-// Proved different (a size that may or may not be equal is neither).
-bool different(TensorEGraph& t, const Value& a, const Value& b) {
+
+Truth shape_equality(TensorEGraph& t, const std::vector<SymExpr>& a, const std::vector<SymExpr>& b) {
+  if (a.size() != b.size()) return Truth::False;
+  Truth all = Truth::True;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const Truth e = size_equality(t, a[i], b[i]);
+    if (e == Truth::False) return Truth::False;
+    if (e == Truth::Unknown) all = Truth::Unknown;
+  }
+  return all;
+}
+
+// Whether two values are equal: sizes as the shape prover decides (True or
+// False only when proved; constants compared directly), lists entry by
+// entry, the rest by value.
+Truth value_equality(TensorEGraph& t, const Value& a, const Value& b) {
   const bool sa = a.kind == Value::Kind::Int || a.kind == Value::Kind::Sym;
   const bool sb = b.kind == Value::Kind::Int || b.kind == Value::Kind::Sym;
-  if (a.kind == Value::Kind::Int && b.kind == Value::Kind::Int) return a.i != b.i;
-  if (sa && sb) return t.prover.equal(to_size(a), to_size(b)) == Truth::False;
+  if (sa && sb) return size_equality(t, to_size(a), to_size(b));
   if (a.is_list() && b.is_list()) {
-    if (a.list.size() != b.list.size()) return true;
-    for (size_t i = 0; i < a.list.size(); ++i)
-      if (different(t, a.list[i], b.list[i])) return true;
-    return false;
+    if (a.list.size() != b.list.size()) return Truth::False;
+    Truth all = Truth::True;
+    for (size_t i = 0; i < a.list.size(); ++i) {
+      const Truth e = value_equality(t, a.list[i], b.list[i]);
+      if (e == Truth::False) return Truth::False;
+      if (e == Truth::Unknown) all = Truth::Unknown;
+    }
+    return all;
   }
-  return !(a == b);
+  return a == b ? Truth::True : Truth::False;
 }
 
 double lowest(DType d) {
@@ -118,8 +125,11 @@ std::vector<Function> make_functions() {
     f.push_back({name, std::move(params), result, variadic, doc, run});
   };
   // Readings of a tensor.
-  add("shape", {T::Tensor}, T::Sizes, "the tensor's sizes",
-      [](TensorEGraph& t, Args a) { return RValue::of(sizes_value(shape_of(t, *a[0]))); });
+  add("shape", {T::Tensor}, T::Sizes, "the tensor's sizes (read in place)", [](TensorEGraph& t, Args a) {
+    RValue x;
+    x.shape = &shape_of(t, *a[0]);
+    return x;
+  });
   add("rank", {T::Tensor}, T::Int, "the number of dims",
       [](TensorEGraph& t, Args a) { return RValue::of(Value::of_int(static_cast<int64_t>(shape_of(t, *a[0]).size()))); });
   add("numel", {T::Tensor}, T::Size, "the number of elements", [](TensorEGraph& t, Args a) {
@@ -226,9 +236,9 @@ std::vector<Function> make_functions() {
   // Comparisons: sizes are decided by the shape prover (Z3); a question it
   // cannot settle is false both ways.
   add("=", {T::Any, T::Any}, T::Bool, "equal (sizes and size lists: proved equal)",
-      [](TensorEGraph& t, Args a) { return of_bool(a[0]->cls != eg::kNoId ? t.egraph.find(a[0]->cls) == t.egraph.find(a[1]->cls) : equal(t, a[0]->value(), a[1]->value())); });
+      [](TensorEGraph& t, Args a) { return of_bool(equality(t, *a[0], *a[1]) == Truth::True); });
   add("!=", {T::Any, T::Any}, T::Bool, "different (sizes: proved different)",
-      [](TensorEGraph& t, Args a) { return of_bool(different(t, a[0]->value(), a[1]->value())); });
+      [](TensorEGraph& t, Args a) { return of_bool(equality(t, *a[0], *a[1]) == Truth::False); });
   add("<=", {T::Size, T::Size}, T::Bool, "proved at most", [](TensorEGraph& t, Args a) { return of_bool(t.prover.is_le(to_size(a[0]->value()), to_size(a[1]->value()))); });
   add("<", {T::Size, T::Size}, T::Bool, "proved less", [](TensorEGraph& t, Args a) {
     if (a[0]->value().kind == Value::Kind::Int && a[1]->value().kind == Value::Kind::Int) return of_bool(a[0]->value().i < a[1]->value().i);
@@ -250,12 +260,10 @@ std::vector<Function> make_functions() {
     return of_bool(t.prover.divides(to_size(a[0]->value()), to_size(a[1]->value())) == Truth::True);
   });
   add("not", {T::Bool}, T::Bool, "negation", [](TensorEGraph&, Args a) { return of_bool(!a[0]->value().b); });
-  add("and", {T::Bool}, T::Bool, "all hold", [](TensorEGraph&, Args a) {
-    return of_bool(std::all_of(a.begin(), a.end(), [](const RValue* x) { return x->value().b; }));
-  }, true);
-  add("or", {T::Bool}, T::Bool, "one holds", [](TensorEGraph&, Args a) {
-    return of_bool(std::any_of(a.begin(), a.end(), [](const RValue* x) { return x->value().b; }));
-  }, true);
+  // The interpreter evaluates these itself: they stop at the first argument
+  // that settles them (rule_run.cpp), so they have no code here.
+  add("and", {T::Bool}, T::Bool, "all hold", nullptr, true);
+  add("or", {T::Bool}, T::Bool, "one holds", nullptr, true);
   add("list", {T::Size}, T::Sizes, "a list of the values given (what [a b c] writes)", [](TensorEGraph&, Args a) {
     std::vector<Value> out;
     for (const RValue* x : a) out.push_back(x->value());
@@ -279,22 +287,11 @@ RValue materialize(RValue x) {
   return x;
 }
 
-bool sizes_equal(TensorEGraph& t, const std::vector<SymExpr>& a, const std::vector<SymExpr>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const auto ca = a[i].as_constant(), cb = b[i].as_constant();
-    if (ca && cb ? *ca != *cb : !t.prover.is_equal(a[i], b[i])) return false;
-  }
-  return true;
-}
-
-bool sizes_different(TensorEGraph& t, const std::vector<SymExpr>& a, const std::vector<SymExpr>& b) {
-  if (a.size() != b.size()) return true;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const auto ca = a[i].as_constant(), cb = b[i].as_constant();
-    if (ca && cb ? *ca != *cb : t.prover.equal(a[i], b[i]) == Truth::False) return true;
-  }
-  return false;
+Truth equality(TensorEGraph& t, const RValue& a, const RValue& b) {
+  if (a.cls != eg::kNoId || b.cls != eg::kNoId)
+    return a.cls != eg::kNoId && b.cls != eg::kNoId && t.egraph.find(a.cls) == t.egraph.find(b.cls) ? Truth::True : Truth::False;
+  if (a.shape && b.shape) return shape_equality(t, *a.shape, *b.shape);
+  return value_equality(t, materialize(a).value(), materialize(b).value());
 }
 
 std::vector<SymExpr> to_sizes(const Value& v) {

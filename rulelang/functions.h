@@ -40,9 +40,10 @@ struct RValue {
 
 // A shape read in place made a list Value.
 RValue materialize(RValue x);
-// Two size lists equal (proved), or proved different.
-bool sizes_equal(TensorEGraph& t, const std::vector<SymExpr>& a, const std::vector<SymExpr>& b);
-bool sizes_different(TensorEGraph& t, const std::vector<SymExpr>& a, const std::vector<SymExpr>& b);
+// Whether two values are equal: tensors by class, sizes (and shapes read in
+// place) as the shape prover decides — True or False only when proved —,
+// the rest by value. `=` holds on True, `!=` on False.
+Truth equality(TensorEGraph& t, const RValue& a, const RValue& b);
 
 // Thrown when a function cannot give a value for this match (a dim out of
 // range, a list that is not a permutation, a class without a shape): the
@@ -55,7 +56,7 @@ struct Function {
   Type result;
   bool variadic = false;
   const char* doc;
-  RValue (*run)(TensorEGraph& t, std::span<const RValue* const> args);
+  RValue (*run)(TensorEGraph& t, std::span<const RValue* const> args);  // null: the interpreter's own (and, or)
 };
 
 const Function* find_function(std::string_view name);

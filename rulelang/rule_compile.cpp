@@ -416,7 +416,7 @@ class Compiler {
       x.function = f->name;
       x.fn = f;
       using S = Expr::Special;
-      x.special = x.function == "shape" ? S::Shape : x.function == "=" ? S::Equal : x.function == "!=" ? S::NotEqual
+      x.special = x.function == "=" ? S::Equal : x.function == "!=" ? S::NotEqual
                   : x.function == "and" ? S::And : x.function == "or" ? S::Or : S::None;
       const size_t n = e.items.size() - 1;
       if (f->variadic ? n == 0 : n != f->params.size())

@@ -232,22 +232,11 @@ class Run {
       case Expr::Kind::Call: {
         using S = Expr::Special;
         switch (e.special) {
-          case S::Shape: {
-            RValue x;
-            x.shape = t_.analysis.shape(t_.egraph, eval(e.args[0], b).cls);
-            if (!x.shape) throw Decline{};
-            return x;
-          }
           case S::Equal:
           case S::NotEqual: {
-            RValue l = eval(e.args[0], b), r = eval(e.args[1], b);
-            if (l.shape && r.shape)
-              return RValue::of(Value::of_bool(e.special == S::Equal ? sizes_equal(t_, *l.shape, *r.shape)
-                                                                    : sizes_different(t_, *l.shape, *r.shape)));
-            l = materialize(std::move(l));
-            r = materialize(std::move(r));
-            const RValue* args[2] = {&l, &r};
-            return e.fn->run(t_, std::span<const RValue* const>(args, 2));
+            // Shapes compared where they live.
+            const Truth eq = equality(t_, eval(e.args[0], b), eval(e.args[1], b));
+            return RValue::of(Value::of_bool(eq == (e.special == S::Equal ? Truth::True : Truth::False)));
           }
           case S::And:
           case S::Or: {
@@ -259,10 +248,16 @@ class Run {
           }
           case S::None: break;
         }
-        // Arguments that are variables are read where they are bound.
-        std::vector<RValue> computed(e.args.size());
-        std::vector<const RValue*> args(e.args.size());
-        for (size_t i = 0; i < e.args.size(); ++i) {
+        // Arguments that are variables are read where they are bound; up to
+        // four computed ones live on the stack (calls run in every match).
+        const size_t n = e.args.size();
+        RValue small[4];
+        std::vector<RValue> large(n > 4 ? n : 0);
+        RValue* computed = n > 4 ? large.data() : small;
+        const RValue* small_args[4];
+        std::vector<const RValue*> large_args(n > 4 ? n : 0);
+        const RValue** args = n > 4 ? large_args.data() : small_args;
+        for (size_t i = 0; i < n; ++i) {
           if (e.args[i].kind == Expr::Kind::Var) {
             args[i] = &b.vals[static_cast<size_t>(e.args[i].var)];
             continue;
@@ -270,7 +265,7 @@ class Run {
           computed[i] = materialize(eval(e.args[i], b));
           args[i] = &computed[i];
         }
-        return e.fn->run(t_, args);
+        return e.fn->run(t_, std::span<const RValue* const>(args, n));
       }
       case Expr::Kind::Build: return RValue::tensor(build(e, b));
       case Expr::Kind::Like: {

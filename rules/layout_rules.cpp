@@ -2,7 +2,6 @@
 
 #include "rulelang/rule_set.h"
 
-
 namespace sator::rules {
 
 using eg::Id;
