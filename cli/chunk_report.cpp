@@ -85,24 +85,6 @@ void apply_hints(const std::string& path, Graph& g, const std::vector<std::strin
   }
 }
 
-chunk::ChunkPlan plan_or_refuse(const std::string& path, const Graph& g, const chunk::ChunkOptions& o) {
-  chunk::ChunkPlan plan;
-  try {
-    plan = chunk::plan_chunking(g, o);
-  } catch (const std::invalid_argument& e) {
-    throw GraphError(path, "", e.what());
-  }
-  // A budget the plan does not meet (nothing chunkable, or not enough) is
-  // refused, not written as if it were met.
-  if (o.memory_budget && plan.peak_after > *o.memory_budget) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "--memory-budget %.0f MiB cannot be met: the least estimated peak is %.0f MiB",
-                  *o.memory_budget / (1024.0 * 1024.0), plan.peak_after / (1024.0 * 1024.0));
-    throw GraphError(path, "", std::string(buf) + (plan.chunked ? "" : " (not chunked: " + plan.why_not + ")"));
-  }
-  return plan;
-}
-
 nlohmann::ordered_json chunk_plan_json(const chunk::ChunkPlan& p) {
   nlohmann::ordered_json j;
   j["chunked"] = p.chunked;

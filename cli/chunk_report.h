@@ -26,9 +26,6 @@ double parse_bytes(const std::string& path, const std::string& flag, const std::
 // symbol or a value outside its range.
 void apply_hints(const std::string& path, Graph& g, const std::vector<std::string>& hints);
 
-// Runs the planner; an impossible budget becomes GraphError naming `path`.
-chunk::ChunkPlan plan_or_refuse(const std::string& path, const Graph& g, const chunk::ChunkOptions& o);
-
 nlohmann::ordered_json chunk_plan_json(const chunk::ChunkPlan& p);
 void print_chunk_plan(const chunk::ChunkPlan& p);
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/chunk_report.h"
+#include "pipeline/run.h"
 #include "cli/commands.h"
 #include "cli/output_paths.h"
 #include "cli/run_report.h"
@@ -36,7 +37,7 @@ void run_chunk(const ChunkCliOptions& o) {
   require_distinct_outputs(o.path, {{"-o", o.out}, {"--report", o.report}});
   Graph input = load_graph(o.path);
   apply_hints(o.path, input, o.hints);
-  const chunk::ChunkPlan plan = plan_or_refuse(o.path, input, options);
+  const chunk::ChunkPlan plan = pipeline::plan_or_refuse(o.path, input, options);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::optional<interp::VerifyResult> verified;
   if (o.verify && plan.chunked) verified = interp::verify_optimized(input, plan.graph);

@@ -1,6 +1,6 @@
 // `sator greedy GRAPH.json [-o OUT.json] [--report R.json] [--fixpoint] ...`:
 // the same rules applied the way Inductor's pattern matcher applies its
-// patterns (rules/greedy.h; docs/greedy.md) -- the baseline that equality
+// patterns (pipeline/greedy.h; docs/greedy.md) -- the baseline that equality
 // saturation is measured against. Same input, output and report as optimize.
 #include <chrono>
 #include <cstdio>
@@ -16,7 +16,7 @@
 #include "cli/run_report.h"
 #include "ir/graph_io.h"
 #include "ir/shape_check.h"
-#include "rules/greedy.h"
+#include "pipeline/greedy.h"
 
 namespace sator::cli {
 
@@ -32,7 +32,7 @@ struct GreedyCliOptions {
 
 void list_passes(bool fuse_dropout) {
   size_t i = 0;
-  for (const rules::GreedyPassInfo& p : rules::greedy_passes(fuse_dropout)) {
+  for (const pipeline::GreedyPassInfo& p : pipeline::greedy_passes(fuse_dropout)) {
     std::printf("pass %zu: %s\n", ++i, p.name.c_str());
     for (const std::string& r : p.rules) std::printf("  %s\n", r.c_str());
   }
@@ -49,7 +49,7 @@ void run_greedy(const GreedyCliOptions& o) {
   const Graph input = load_graph(o.path);
   const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
-  rules::GreedyOptions opts;
+  pipeline::GreedyOptions opts;
   opts.fixpoint = o.fixpoint;
   opts.max_rounds = o.max_rounds;
   opts.fuse_dropout = o.fuse_dropout;
@@ -57,7 +57,7 @@ void run_greedy(const GreedyCliOptions& o) {
   opts.device = o.device;
   opts.user_rules = user.files;
   opts.rules_only = user.only;
-  const rules::GreedyResult g = rules::greedy_optimize(input, opts);
+  const pipeline::GreedyResult g = pipeline::greedy_optimize(input, opts);
 
   std::optional<interp::VerifyResult> verified;
   if (o.verify) verified = interp::verify_optimized(input, g.result.output);

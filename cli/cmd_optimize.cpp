@@ -16,11 +16,9 @@
 #include "cli/validators.h"
 #include "cli/output_paths.h"
 #include "cli/run_report.h"
-#include "interp/verify.h"
 #include "ir/graph_io.h"
 #include "ir/output_target.h"
-#include "ir/shape_check.h"
-#include "rules/optimizer.h"
+#include "pipeline/run.h"
 
 namespace sator::cli {
 
@@ -29,7 +27,7 @@ namespace {
 struct OptimizeCliOptions {
   std::string path, out, report;
   size_t iter_limit = 30;
-  std::optional<size_t> node_limit;  // default: rules::default_node_limit(input)
+  std::optional<size_t> node_limit;  // default: pipeline::default_node_limit(input)
   double time_limit = 10.0, ilp_time_limit = 60.0;
   std::string extractor = "dag", cost = "roofline", device = "h200", chunk = "off";
   std::string memory_budget;
@@ -61,25 +59,17 @@ void refuse_unavailable(const OptimizeCliOptions& o) {
 void run_optimize(const OptimizeCliOptions& o) {
   refuse_unavailable(o);
   require_distinct_outputs(o.path, {{"-o", o.out}, {"--report", o.report}});
-  std::optional<chunk::ChunkOptions> chunking;
-  if (o.chunk != "off") chunking = read_chunk_options(o.path, o.chunk, o.memory_budget, o.device);
-  const UserRules user = load_user_rules(o.user_rules);  // rule file errors first: exit 2, nothing written
-  const auto start = std::chrono::steady_clock::now();
-  // --time-limit covers the run: saturation, extraction and chunk planning
-  // each stop at it with their best result so far (writing, which must
-  // finish for there to be an output, is linear in the graph).
-  if (chunking)
-    chunking->deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                     std::chrono::duration<double>(o.time_limit));
-  Graph input = load_graph(o.path);
-  const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-
-  rules::OptimizeOptions opts;
+  pipeline::RunOptions run;
+  if (o.chunk != "off") run.chunk = read_chunk_options(o.path, o.chunk, o.memory_budget, o.device);
+  // Rule file errors come first too: exit 2, nothing written.
+  const UserRules user = load_user_rules(o.user_rules);
+  run.start = std::chrono::steady_clock::now();
+  run.time_limit_s = o.time_limit;
+  run.verify = o.verify;
+  run.output = o.out;
+  pipeline::OptimizeOptions& opts = run.optimize;
   opts.iter_limit = o.iter_limit;
-  opts.node_limit = o.node_limit.value_or(0);  // 0: rules::default_node_limit
-  // What is left of the limit after loading.
-  opts.time_limit_s = std::max(
-      1e-3, o.time_limit - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  opts.node_limit = o.node_limit.value_or(0);  // 0: pipeline::default_node_limit
   opts.fuse_dropout = o.fuse_dropout;
   opts.training_attention = !o.no_training_attention;
   opts.training_attention_bias = o.training_attention_bias;
@@ -92,37 +82,22 @@ void run_optimize(const OptimizeCliOptions& o) {
   opts.user_rules = user.files;
   opts.rules_only = user.only;
   opts.explain = o.explain;
-  rules::OptimizeResult r = rules::optimize(input, opts);
-  // Chunking runs on the extracted graph (design.md's pipeline).
-  std::optional<chunk::ChunkPlan> plan;
-  double chunk_ms = 0;
-  if (chunking) {
-    const auto tc = std::chrono::steady_clock::now();
-    plan = plan_or_refuse(o.path, r.output, *chunking);
-    if (plan->time_limited) r.limited.push_back("chunk planning");
-    r.output = plan->graph;
-    r.nodes_out = r.output.nodes.size();
-    rules::check_output_target(r.output, input, o.target);
-    chunk_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tc).count();
-  }
+  const pipeline::RunResult done = pipeline::run_file(o.path, run);
+  const Graph& input = done.input;
+  const pipeline::OptimizeResult& r = done.result;
+  const std::optional<chunk::ChunkPlan>& plan = done.plan;
+  const std::optional<interp::VerifyResult>& verified = done.verified;
 
-  // Verified before anything is written: a graph that fails is not output.
-  std::optional<interp::VerifyResult> verified;
-  if (o.verify) verified = interp::verify_optimized(input, r.output);
-  const bool failed = verified && verified->status == interp::VerifyResult::Status::Failed;
-
-  const auto tw = std::chrono::steady_clock::now();
-  if (!o.out.empty() && !failed) write_graph_file(r.output, o.out);
   RunContext c;
   c.method = "saturation";
   c.extractor = o.extractor;
   c.cost = o.cost;
   c.device = o.device;
-  c.load_ms = load_ms;
-  c.write_ms = r.write_ms + std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tw).count();
-  c.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  c.load_ms = done.load_ms;
+  c.write_ms = r.write_ms + done.file_ms;
+  c.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - run.start).count();
   c.verify = verified ? &*verified : nullptr;
-  c.chunk_ms = chunk_ms;
+  c.chunk_ms = done.chunk_ms;
   c.time_limit_s = o.time_limit;
   if (!o.report.empty()) {
     nlohmann::ordered_json j = run_report(input, r, c);
@@ -145,7 +120,7 @@ void run_optimize(const OptimizeCliOptions& o) {
     print_verify(*verified);
     fail_if_unverified(o.path, *verified);
   }
-  if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
+  if (done.written) std::printf("wrote %s\n", o.out.c_str());
 }
 
 }  // namespace

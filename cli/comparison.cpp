@@ -12,8 +12,8 @@
 #include "ir/graph_io.h"
 #include "ir/graph_stats.h"
 #include "ir/shape_check.h"
-#include "rules/greedy.h"
-#include "rules/optimizer.h"
+#include "pipeline/greedy.h"
+#include "pipeline/optimize.h"
 
 namespace sator::cli {
 
@@ -33,7 +33,7 @@ nlohmann::ordered_json method(const Graph& input, const Graph& output, const std
   j["layout_ops"] = out.layout_ops;
   j["attention_fused"] = out.sdpa_ops > in.sdpa_ops ? out.sdpa_ops - in.sdpa_ops : 0;
   j["sdpa_ops"] = out.sdpa_ops;
-  j["cost"] = rules::estimate_cost(output, cost, device);
+  j["cost"] = pipeline::estimate_cost(output, cost, device);
   j["peak_bytes"] = chunk::estimate_peak_memory(output).peak_bytes;
   if (time_ms >= 0) j["time_ms"] = time_ms;
   else j["time_ms"] = nullptr;
@@ -57,8 +57,8 @@ void warm_up() {
     const NodeId v = b.op("aten.view.default", {GraphBuilder::ref(x), GraphBuilder::ints({24})});
     const NodeId p = b.op("aten.permute.default", {GraphBuilder::ref(x), GraphBuilder::ints({1, 0})});
     const Graph g = b.finish({v, p});
-    rules::greedy_optimize(g, {});
-    rules::optimize(g, {});
+    pipeline::greedy_optimize(g, {});
+    pipeline::optimize(g, {});
     return true;
   }();
   (void)done;
@@ -95,26 +95,26 @@ nlohmann::ordered_json compare_graph(const std::string& path, const CompareOptio
   c["input"] = method(input, input, o.cost, o.device, -1);
   c["input"]["attention_fused"] = nullptr;
   {
-    rules::GreedyOptions go;
+    pipeline::GreedyOptions go;
     go.fixpoint = o.greedy_fixpoint;
     go.cost = o.cost;
     go.device = o.device;
     go.user_rules = o.user_rules;
     go.rules_only = o.rules_only;
-    rules::GreedyResult g;
-    const double ms = median_ms(o.repeat, [&] { g = rules::greedy_optimize(input, go); });
+    pipeline::GreedyResult g;
+    const double ms = median_ms(o.repeat, [&] { g = pipeline::greedy_optimize(input, go); });
     c["greedy"] = method(input, g.result.output, o.cost, o.device, ms);
     c["greedy"]["rewrites"] = g.rewrites;
   }
   {
-    rules::OptimizeOptions so;
+    pipeline::OptimizeOptions so;
     so.extractor = o.extractor;
     so.cost = o.cost;
     so.device = o.device;
     so.user_rules = o.user_rules;
     so.rules_only = o.rules_only;
-    rules::OptimizeResult s;
-    const double ms = median_ms(o.repeat, [&] { s = rules::optimize(input, so); });
+    pipeline::OptimizeResult s;
+    const double ms = median_ms(o.repeat, [&] { s = pipeline::optimize(input, so); });
     c["sator"] = method(input, s.output, o.cost, o.device, ms);
     c["sator"]["stop_reason"] = eg::stop_reason_name(s.stop);
   }

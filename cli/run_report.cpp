@@ -12,9 +12,9 @@
 namespace sator::cli {
 
 namespace {
-size_t fused(const rules::OptimizeResult& r) { return r.sdpa_out > r.sdpa_in ? r.sdpa_out - r.sdpa_in : 0; }
+size_t fused(const pipeline::OptimizeResult& r) { return r.sdpa_out > r.sdpa_in ? r.sdpa_out - r.sdpa_in : 0; }
 
-std::string greedy_stop(const rules::GreedyResult& g) {
+std::string greedy_stop(const pipeline::GreedyResult& g) {
   if (g.result.stop == eg::StopReason::None) return "one round";
   return g.round_limit_hit ? "round limit" : "fixpoint";
 }
@@ -28,7 +28,7 @@ void check_model_options(const std::string& path, const std::string& cost, const
     throw GraphError(path, "", "unknown --extractor " + extractor + " (tree, dag or ilp)");
 }
 
-nlohmann::ordered_json run_report(const Graph& input, const rules::OptimizeResult& r, const RunContext& c) {
+nlohmann::ordered_json run_report(const Graph& input, const pipeline::OptimizeResult& r, const RunContext& c) {
   nlohmann::ordered_json j;
   j["graph"] = input.name;
   j["method"] = c.method;
@@ -90,7 +90,7 @@ nlohmann::ordered_json run_report(const Graph& input, const rules::OptimizeResul
   return j;
 }
 
-void print_run(const Graph& input, const rules::OptimizeResult& r, const RunContext& c) {
+void print_run(const Graph& input, const pipeline::OptimizeResult& r, const RunContext& c) {
   std::printf("%s: %zu nodes -> %zu, layout ops %zu -> %zu, attention fused %zu\n", input.name.c_str(), r.nodes_in,
               r.nodes_out, r.layout_ops_in, r.layout_ops_out, fused(r));
   const std::string how = c.greedy ? "rewritten greedily" : "extracted with " + c.extractor;

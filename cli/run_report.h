@@ -8,8 +8,8 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "interp/verify.h"
-#include "rules/greedy.h"
-#include "rules/optimizer.h"
+#include "pipeline/greedy.h"
+#include "pipeline/optimize.h"
 
 namespace sator::cli {
 
@@ -19,7 +19,7 @@ struct RunContext {
   std::string cost = "roofline", device = "h200";
   double load_ms = 0, write_ms = 0, total_ms = 0, chunk_ms = 0;
   double time_limit_s = 0;  // saturation: --time-limit (0: none reported)
-  const rules::GreedyResult* greedy = nullptr;  // greedy's own counters
+  const pipeline::GreedyResult* greedy = nullptr;  // greedy's own counters
   const interp::VerifyResult* verify = nullptr;
 };
 
@@ -28,9 +28,9 @@ struct RunContext {
 void check_model_options(const std::string& path, const std::string& cost, const std::string& device,
                          const std::string& extractor);
 
-nlohmann::ordered_json run_report(const Graph& input, const rules::OptimizeResult& r, const RunContext& c);
+nlohmann::ordered_json run_report(const Graph& input, const pipeline::OptimizeResult& r, const RunContext& c);
 // The human-readable lines (stdout).
-void print_run(const Graph& input, const rules::OptimizeResult& r, const RunContext& c);
+void print_run(const Graph& input, const pipeline::OptimizeResult& r, const RunContext& c);
 
 // --verify's line (stdout), and its failure: said on stderr, then
 // CLI::RuntimeError(1) (exit status 1: a finding about the optimizer).

@@ -5,7 +5,7 @@
 #include "ir/shape_check.h"
 #include "rules/attention_rules.h"
 #include "rules/dropout_draws.h"
-#include "rules/optimizer.h"
+#include "pipeline/optimize.h"
 #include "test_util.h"
 
 using namespace sator;
@@ -29,7 +29,7 @@ double scale_of(const Node& n) {
 // ("zoo/graphs/bert.amp-eager.infer.g0").
 Graph optimized(const std::string& name) {
   const std::string path = name.find('/') == std::string::npos ? "graphs/" + name : name;
-  return rules::optimize(load_graph(test::corpus_path(path + ".json")), {}).output;
+  return pipeline::optimize(load_graph(test::corpus_path(path + ".json")), {}).output;
 }
 
 }  // namespace
@@ -135,9 +135,9 @@ Graph small_attention(int t, bool dropout, bool fuse_dropout) {
   Graph g = read_graph_text(test::document(n), "mask.json");
   ShapeProver prover(g.symbols);
   require_consistent_shapes(g, check_shapes(g, prover), "mask.json");
-  rules::OptimizeOptions options;
+  pipeline::OptimizeOptions options;
   options.fuse_dropout = fuse_dropout;
-  return rules::optimize(g, options).output;
+  return pipeline::optimize(g, options).output;
 }
 
 }  // namespace
@@ -230,7 +230,7 @@ TEST_CASE("softmax of a 16-bit tensor, decomposed with an upcast", "[rules][atte
   Graph g = read_graph_text(test::document(nodes), "softmax16.json");
   ShapeProver prover(g.symbols);
   REQUIRE(check_shapes(g, prover).issues.empty());
-  Graph out = rules::optimize(g, {}).output;
+  Graph out = pipeline::optimize(g, {}).output;
   // y = softmax of x in bf16; p = the float32 softmax: half_to_float.
   const auto& results = out.nodes.back().args[0].list;
   const Node& y = out.nodes[results[0].node];
@@ -250,17 +250,17 @@ TEST_CASE("dropout fusion is declined when the extraction would mix two sources 
   // decomposed rand-drawing forms for others: the halves would drop different
   // entries. The optimizer redoes such a graph without dropout fusion.
   const Graph input = load_graph(test::corpus_path("graphs/bert.train.g0.json"));
-  rules::OptimizeOptions tree;
+  pipeline::OptimizeOptions tree;
   tree.fuse_dropout = true;
   tree.extractor = "tree";
-  const rules::OptimizeResult t = rules::optimize(input, tree);
+  const pipeline::OptimizeResult t = pipeline::optimize(input, tree);
   CHECK_FALSE(rules::mixes_dropout_draws(input, t.output));
   REQUIRE(t.declined.size() == 1);
   CHECK(t.declined[0].find("fuse_dropout") != std::string::npos);
   // The dag extractor takes each block whole: nothing declined, every block fused.
-  rules::OptimizeOptions dag = tree;
+  pipeline::OptimizeOptions dag = tree;
   dag.extractor = "dag";
-  const rules::OptimizeResult d = rules::optimize(input, dag);
+  const pipeline::OptimizeResult d = pipeline::optimize(input, dag);
   CHECK(d.declined.empty());
   CHECK_FALSE(rules::mixes_dropout_draws(input, d.output));
   CHECK(d.sdpa_out > d.sdpa_in);

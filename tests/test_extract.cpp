@@ -8,7 +8,7 @@
 #include "extract/gym_json.h"
 #include "ir/graph_io.h"
 #include "ir/shape_check.h"
-#include "rules/optimizer.h"
+#include "pipeline/optimize.h"
 #include "test_util.h"
 
 using namespace sator;
@@ -125,9 +125,9 @@ TEST_CASE("optimize with the ilp extractor is never costlier than dag or tree (c
     double cost[3];
     const char* names[3] = {"tree", "dag", "ilp"};
     for (int i = 0; i < 3; ++i) {
-      rules::OptimizeOptions o;
+      pipeline::OptimizeOptions o;
       o.extractor = names[i];
-      cost[i] = rules::optimize(g, o).extract_dag_cost;
+      cost[i] = pipeline::optimize(g, o).extract_dag_cost;
     }
     INFO(name);
     CHECK(cost[1] <= cost[0]);
@@ -142,22 +142,22 @@ TEST_CASE("optimize by roofline time: ilp <= dag <= tree, and no more layout ops
     size_t layout[3];
     const char* names[3] = {"tree", "dag", "ilp"};
     for (int i = 0; i < 3; ++i) {
-      rules::OptimizeOptions o;
+      pipeline::OptimizeOptions o;
       o.extractor = names[i];
       o.cost = "roofline";
-      const rules::OptimizeResult r = rules::optimize(g, o);
+      const pipeline::OptimizeResult r = pipeline::optimize(g, o);
       cost[i] = r.cost_out;
       layout[i] = r.layout_ops_out;
       CHECK(r.cost_out < r.cost_in);  // the rewrites make the graph faster by the model
     }
-    rules::OptimizeOptions by_nodes;
-    const size_t node_model_layout = rules::optimize(g, by_nodes).layout_ops_out;
+    pipeline::OptimizeOptions by_nodes;
+    const size_t node_model_layout = pipeline::optimize(g, by_nodes).layout_ops_out;
     INFO(name);
     CHECK(cost[1] <= cost[0] + 1e-6);
     CHECK(cost[2] <= cost[1] + 1e-6);
     CHECK(layout[2] <= node_model_layout);  // the tie-break keeps views few
   }
-  rules::OptimizeOptions bad;
+  pipeline::OptimizeOptions bad;
   bad.cost = "flops";
-  CHECK_THROWS(rules::optimize(load_graph(test::corpus_path("graphs/zoo_hf.infer.g0.json")), bad));
+  CHECK_THROWS(pipeline::optimize(load_graph(test::corpus_path("graphs/zoo_hf.infer.g0.json")), bad));
 }

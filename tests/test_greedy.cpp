@@ -11,7 +11,7 @@
 #include "ir/graph_io.h"
 #include "ir/graph_stats.h"
 #include "ir/shape_check.h"
-#include "rules/greedy.h"
+#include "pipeline/greedy.h"
 #include "test_util.h"
 
 using namespace sator;
@@ -46,27 +46,27 @@ TEST_CASE("greedy: one sweep from the last node, no revisiting; --fixpoint finis
   const Graph g = view_chain(false);
   // The sweep meets view3(view2(...)) first and folds it into one new view of
   // view1; that new node is not visited again, so view1 survives the round.
-  const rules::GreedyResult one = rules::greedy_optimize(g, {});
+  const pipeline::GreedyResult one = pipeline::greedy_optimize(g, {});
   CHECK(one.rounds == 1);
   CHECK(one.rewrites_by_rule.at("view-of-view") == 1);
   CHECK(count_op(one.result.output, "aten.view.default") == 2);
   // A second round folds the rest: one view of x.
-  rules::GreedyOptions fix;
+  pipeline::GreedyOptions fix;
   fix.fixpoint = true;
-  const rules::GreedyResult all = rules::greedy_optimize(g, fix);
+  const pipeline::GreedyResult all = pipeline::greedy_optimize(g, fix);
   CHECK(all.rounds >= 2);
   CHECK_FALSE(all.round_limit_hit);
   CHECK(count_op(all.result.output, "aten.view.default") == 1);
   CHECK(max_error_on_random_inputs(g, all.result.output) == 0.0);
   // Equality saturation gets there in one run.
-  CHECK(compute_stats(rules::optimize(g, {}).output).layout_ops == 1);
+  CHECK(compute_stats(pipeline::optimize(g, {}).output).layout_ops == 1);
 }
 
 TEST_CASE("greedy: an intermediate with users outside the match is not consumed", "[greedy]") {
   // view2 is also an output: view-of-view at view3 would need it to have one
   // user, as Inductor's patterns do, so view3 stays a view of view2.
   const Graph g = view_chain(true);
-  const rules::GreedyResult r = rules::greedy_optimize(g, {});
+  const pipeline::GreedyResult r = pipeline::greedy_optimize(g, {});
   CHECK(r.rewrites_by_rule.count("view-of-view") == 1);  // only at view2 (view1 has one user)
   const Graph& out = r.result.output;
   const Node& o = out.nodes.back();
@@ -78,14 +78,14 @@ TEST_CASE("greedy: an intermediate with users outside the match is not consumed"
 }
 
 TEST_CASE("greedy: passes in order, layout first; rules tried in their order", "[greedy]") {
-  const auto passes = rules::greedy_passes();
+  const auto passes = pipeline::greedy_passes();
   REQUIRE(passes.size() == 3);
   CHECK(passes[0].name == "layout canonicalization");
   CHECK(passes[0].rules.front() == "reshape-as-view");
   CHECK(passes[1].name == "recomposition");
   CHECK(passes[2].name == "attention");
   CHECK(passes[2].rules == std::vector<std::string>{"attention"});
-  CHECK(rules::greedy_passes(true)[2].rules.size() == 2);
+  CHECK(pipeline::greedy_passes(true)[2].rules.size() == 2);
 }
 
 TEST_CASE("greedy on the zoo graphs: sound, and never better than saturation", "[greedy][corpus]") {
@@ -94,14 +94,14 @@ TEST_CASE("greedy on the zoo graphs: sound, and never better than saturation", "
     INFO(name);
     const Graph g = load_graph(test::corpus_path("graphs/") + name + ".json");
     for (bool fixpoint : {false, true}) {
-      rules::GreedyOptions o;
+      pipeline::GreedyOptions o;
       o.fixpoint = fixpoint;
-      const rules::GreedyResult gr = rules::greedy_optimize(g, o);
+      const pipeline::GreedyResult gr = pipeline::greedy_optimize(g, o);
       const Graph& out = gr.result.output;
       ShapeProver prover(out.symbols);
       CHECK(check_shapes(out, prover).issues.empty());
       CHECK(max_error_on_random_inputs(g, out) < 1e-9);
-      const rules::OptimizeResult sat = rules::optimize(g, {});
+      const pipeline::OptimizeResult sat = pipeline::optimize(g, {});
       CHECK(sat.layout_ops_out <= gr.result.layout_ops_out);
       CHECK(sat.cost_out <= gr.result.cost_out + 1e-9);
       CHECK(gr.result.layout_ops_out <= gr.result.layout_ops_in);
@@ -115,9 +115,9 @@ TEST_CASE("greedy --fixpoint: a symbolic size computed from the value that needs
   // expression; round 2 found the sym_size as the expression's producer and
   // the writer recursed between the two until the stack overflowed.
   const Graph g = load_graph(test::corpus_path("graphs/gpt2.train.dyn.g1.json"));
-  rules::GreedyOptions o;
+  pipeline::GreedyOptions o;
   o.fixpoint = true;
-  const rules::GreedyResult gr = rules::greedy_optimize(g, o);
+  const pipeline::GreedyResult gr = pipeline::greedy_optimize(g, o);
   CHECK(gr.rounds > 1);
   const Graph& out = gr.result.output;
   ShapeProver prover(out.symbols);

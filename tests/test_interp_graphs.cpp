@@ -9,7 +9,7 @@
 #include "interp/verify.h"
 #include "ir/graph_io.h"
 #include "ir/shape_check.h"
-#include "rules/optimizer.h"
+#include "pipeline/optimize.h"
 #include "test_util.h"
 
 using namespace sator;
@@ -27,7 +27,7 @@ double worst_error(const std::vector<EvalValue>& a, const std::vector<EvalValue>
 double optimized_vs_original(const char* name, bool also_check_discrimination) {
   const auto start = std::chrono::steady_clock::now();
   const Graph g = load_graph(test::corpus_path("graphs/") + name + ".json");
-  const rules::OptimizeResult r = rules::optimize(g, {});
+  const pipeline::OptimizeResult r = pipeline::optimize(g, {});
   const Graph opt = read_graph_text(write_graph_text(r.output), std::string(name) + " (optimized)");
   const SymbolValues symbols = small_symbols(g);
   const auto inputs = random_inputs(g, symbols, 7);
@@ -74,7 +74,7 @@ TEST_CASE("interpreter: random ops are refused, naming the graph and node", "[in
 
 TEST_CASE("verify: passes an optimization, fails a wrong one, skips what it cannot run", "[interp][verify]") {
   const Graph g = load_graph(test::corpus_path("graphs/zoo_hf.infer.dyn.g0.json"));
-  const Graph opt = rules::optimize(g, {}).output;
+  const Graph opt = pipeline::optimize(g, {}).output;
   const VerifyResult ok = verify_optimized(g, opt);
   CHECK(ok.status == VerifyResult::Status::Passed);
   CHECK(ok.max_error < 1e-9);
@@ -104,7 +104,7 @@ TEST_CASE("verify: passes an optimization, fails a wrong one, skips what it cann
   // Inductor's own random prims cannot be replayed: skipped, saying which op,
   // rather than failed.
   const Graph ind = load_graph(test::corpus_path("inductor/zoo_hf.train.dyn.g0.json"));
-  const VerifyResult inductor = verify_optimized(ind, rules::optimize(ind, {}).output);
+  const VerifyResult inductor = verify_optimized(ind, pipeline::optimize(ind, {}).output);
   CHECK(inductor.status == VerifyResult::Status::Skipped);
   CHECK(inductor.detail.find("prims.inductor") != std::string::npos);
 }

@@ -14,7 +14,7 @@
 #include "ir/shape_check.h"
 #include "tensor/tensor_egraph.h"
 #include "rules/key_gradient_sum.h"
-#include "rules/optimizer.h"
+#include "pipeline/optimize.h"
 #include "test_util.h"
 
 using namespace sator;
@@ -46,7 +46,7 @@ const char* kBackward = "aten._scaled_dot_product_efficient_attention_backward.d
 
 TEST_CASE("vit: the key projections' bias gradients become zeros", "[rules][key-gradient][corpus]") {
   const Graph g = load_graph(test::corpus_path("graphs/vit.train.g0.json"));
-  const rules::OptimizeResult r = rules::optimize(g, {});
+  const pipeline::OptimizeResult r = pipeline::optimize(g, {});
   // Outputs 12 and 28: the two layers' key biases, sum(dK viewed [B·S, H·E], 0).
   for (size_t out : {12u, 28u}) {
     INFO("output " << out);
@@ -57,9 +57,9 @@ TEST_CASE("vit: the key projections' bias gradients become zeros", "[rules][key-
     CHECK(ops.count("aten.sum.dim_IntList") == 0);
   }
   // Without the fused kernels there is no key gradient to recognise.
-  rules::OptimizeOptions decomposed;
+  pipeline::OptimizeOptions decomposed;
   decomposed.training_attention = false;
-  const rules::OptimizeResult u = rules::optimize(g, decomposed);
+  const pipeline::OptimizeResult u = pipeline::optimize(g, decomposed);
   CHECK(cone_ops(u.output, 12).count("aten.sum.dim_IntList") == 1);
 }
 
@@ -68,9 +68,9 @@ TEST_CASE("opt: the key bias's gradient keeps only its cache tangent", "[rules][
   // gradient plus dK; only the tangent's sum is left.
   // OPT's attention adds its padding mask: fused with --training-attention-bias.
   const Graph g = load_graph(test::corpus_path("graphs/opt.train.g2.json"));
-  rules::OptimizeOptions biased;
+  pipeline::OptimizeOptions biased;
   biased.training_attention_bias = true;
-  const rules::OptimizeResult r = rules::optimize(g, biased);
+  const pipeline::OptimizeResult r = pipeline::optimize(g, biased);
   const std::set<std::string> ops = cone_ops(r.output, 9);
   CHECK(ops.count(kBackward) == 0);
   CHECK(ops.count("aten.sum.dim_IntList") == 1);

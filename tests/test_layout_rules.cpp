@@ -5,7 +5,7 @@
 #include "ir/graph_stats.h"
 #include "ir/shape_check.h"
 #include "rules/layout_rules.h"
-#include "rules/optimizer.h"
+#include "pipeline/optimize.h"
 #include "test_util.h"
 
 using namespace sator;
@@ -47,7 +47,7 @@ std::vector<std::string> chain(const Graph& g) {
   return ops;
 }
 
-Graph optimized(const std::string& body) { return rules::optimize(graph_with(body), {}).output; }
+Graph optimized(const std::string& body) { return pipeline::optimize(graph_with(body), {}).output; }
 
 }  // namespace
 

@@ -12,7 +12,7 @@
 #include "ir/graph_io.h"
 #include "ir/graph_stats.h"
 #include "ir/shape_check.h"
-#include "rules/optimizer.h"
+#include "pipeline/optimize.h"
 #include "chunk/peak_memory.h"
 #include "test_util.h"
 
@@ -35,7 +35,7 @@ TEST_CASE("optimize on every corpus graph", "[optimize][corpus]") {
     const std::string name = entry["graph"].get<std::string>();
     INFO(name);
     Graph g = load_graph(test::corpus_path("graphs/" + name + ".json"));
-    rules::OptimizeResult r = rules::optimize(g, {});
+    pipeline::OptimizeResult r = pipeline::optimize(g, {});
     ++graphs;
     CHECK(r.stop == eg::StopReason::Saturated);
     // The written graph reads back and validates.
@@ -74,23 +74,23 @@ TEST_CASE("optimize on every corpus graph", "[optimize][corpus]") {
       CHECK(r.sdpa_out == r.sdpa_in);  // attention already fused (or, g1, the AutoChunker's chunk body)
     } else if (attention_dropout.count(name)) {
       CHECK(r.sdpa_out == r.sdpa_in);  // dropout inside attention: left decomposed (docs/rules.md)
-      rules::OptimizeOptions dropout;  // ... and fused, every block, with --fuse-dropout
+      pipeline::OptimizeOptions dropout;  // ... and fused, every block, with --fuse-dropout
       dropout.fuse_dropout = true;
-      CHECK(rules::optimize(g, dropout).sdpa_out - r.sdpa_in == 2 * blocks);
+      CHECK(pipeline::optimize(g, dropout).sdpa_out - r.sdpa_in == 2 * blocks);
     } else if (blocks > 0) {
       if (attention_bias.count(name)) {
         CHECK(r.sdpa_out == r.sdpa_in);  // left decomposed by default
-        rules::OptimizeOptions biased;
+        pipeline::OptimizeOptions biased;
         biased.training_attention_bias = true;
-        r = rules::optimize(g, biased);
+        r = pipeline::optimize(g, biased);
       }
       // Forward and backward fused together: two kernels per block, the
       // scores gone, so the estimated peak and time both drop.
       CHECK(r.sdpa_out - r.sdpa_in == 2 * blocks);
       // Against the same optimization with training attention left decomposed.
-      rules::OptimizeOptions decomposed;
+      pipeline::OptimizeOptions decomposed;
       decomposed.training_attention = false;
-      const rules::OptimizeResult u = rules::optimize(g, decomposed);
+      const pipeline::OptimizeResult u = pipeline::optimize(g, decomposed);
       const double peak = chunk::estimate_peak_memory(r.output).peak_bytes;
       const double peak_unfused = chunk::estimate_peak_memory(u.output).peak_bytes;
       CHECK(peak <= peak_unfused);
@@ -109,7 +109,7 @@ TEST_CASE("optimize on every corpus graph", "[optimize][corpus]") {
 
 TEST_CASE("the largest graph optimizes in well under a second", "[optimize][corpus]") {
   Graph g = load_graph(test::corpus_path("graphs/gpt2-124m.train.g0.json"));
-  const rules::OptimizeResult r = rules::optimize(g, {});
+  const pipeline::OptimizeResult r = pipeline::optimize(g, {});
   CHECK(r.saturate_ms + r.extract_ms + r.write_ms < 1000.0);
   CHECK(r.layout_ops_out < 569);  // Inductor: 569
 }
@@ -119,7 +119,7 @@ TEST_CASE("models outside the corpus: attention fused, fewer layout ops than Ind
     INFO(name);
     const bool training = std::string(name).find(".train.") != std::string::npos;
     Graph g = load_graph(std::string(SATOR_TESTS_DIR) + "/data/unseen/" + name + ".json");
-    const rules::OptimizeResult r = rules::optimize(g, {});
+    const pipeline::OptimizeResult r = pipeline::optimize(g, {});
     // Both layers; in training the forward and the backward of each.
     CHECK(r.sdpa_out - r.sdpa_in == (training ? 4u : 2u));
     CHECK(r.layout_ops_out * (training ? 2 : 3) < r.layout_ops_in);
@@ -165,8 +165,8 @@ TEST_CASE("saturation needs as many iterations for 3,000 copies of a graph as fo
   // 1,000 matches the copies' ordinary rules were banned as explosive and
   // the run needed more iterations the larger the graph (GPT-2's training
   // graph: 5 iterations alone, 30 and unsaturated for 60 copies).
-  const rules::OptimizeResult one = rules::optimize(layout_chains(1), {});
-  const rules::OptimizeResult many = rules::optimize(layout_chains(3000), {});
+  const pipeline::OptimizeResult one = pipeline::optimize(layout_chains(1), {});
+  const pipeline::OptimizeResult many = pipeline::optimize(layout_chains(3000), {});
   CHECK(one.stop == eg::StopReason::Saturated);
   CHECK(many.stop == eg::StopReason::Saturated);
   CHECK(many.iterations == one.iterations);

@@ -17,7 +17,7 @@
 #include "ir/graph_io.h"
 #include "ir/output_target.h"
 #include "ir/shape_check.h"
-#include "rules/optimizer.h"
+#include "pipeline/optimize.h"
 #include "test_util.h"
 
 using namespace sator;
@@ -68,14 +68,14 @@ TEST_CASE("inductor-joint: every corpus and zoo graph holds only ops Inductor lo
   for (const std::string& path : paths) {
     INFO(path);
     const Graph g = load_graph(path);
-    rules::OptimizeOptions o;
+    pipeline::OptimizeOptions o;
     o.target = "inductor-joint";
-    const rules::OptimizeResult r = rules::optimize(g, o);
+    const pipeline::OptimizeResult r = pipeline::optimize(g, o);
     CHECK(refused_nodes(r.output, g, joint) == 0);
     ++graphs;
     // The same graph for the `any` target: the check above can fail.
     if (path.find("/zoo/") == std::string::npos) {
-      const rules::OptimizeResult any = rules::optimize(g, {});
+      const pipeline::OptimizeResult any = pipeline::optimize(g, {});
       refused_under_any += refused_nodes(any.output, g, joint) > 0;
     }
   }
@@ -95,14 +95,14 @@ TEST_CASE("autocast attention of the zoo's models is fused", "[target][corpus]")
     if (path.find(".amp-eager.infer.g0.json") == std::string::npos) continue;
     INFO(path);
     const Graph g = load_graph(path);
-    rules::OptimizeOptions o;
+    pipeline::OptimizeOptions o;
     o.target = "inductor-joint";
-    const rules::OptimizeResult r = rules::optimize(g, o);
+    const pipeline::OptimizeResult r = pipeline::optimize(g, o);
     const bool real_bias = path.find("/mpt.") != std::string::npos;
     CHECK(r.sdpa_out - r.sdpa_in == (real_bias ? 0u : 4u));
     fused_models += r.sdpa_out - r.sdpa_in == 4;
     o.mixed_precision_attention = false;
-    CHECK(rules::optimize(g, o).sdpa_out == r.sdpa_in);  // the rule is what fuses them
+    CHECK(pipeline::optimize(g, o).sdpa_out == r.sdpa_in);  // the rule is what fuses them
   }
   CHECK(fused_models == 18);
 }
@@ -119,11 +119,11 @@ TEST_CASE("chunking never makes a forward output depend on a tangent", "[target]
     if (path.find(".amp-eager.train.g0.json") == std::string::npos) continue;
     INFO(path);
     const Graph g = load_graph(path);
-    rules::OptimizeOptions o;
+    pipeline::OptimizeOptions o;
     o.target = "inductor-joint";
     const std::vector<bool> before = chunk::tangent_dependent_outputs(g);
     // As the pass chunks (after optimizing), and the graph as captured.
-    for (const Graph& from : {rules::optimize(g, o).output, g}) {
+    for (const Graph& from : {pipeline::optimize(g, o).output, g}) {
       const chunk::ChunkPlan plan = chunk::plan_chunking(from, co);
       const std::vector<bool> after = chunk::tangent_dependent_outputs(plan.graph);
       REQUIRE(before.size() == after.size());

@@ -10,7 +10,7 @@
 #include "egraph/runner.h"
 #include "ir/graph_io.h"
 #include "ir/shape_check.h"
-#include "rules/optimizer.h"
+#include "pipeline/optimize.h"
 #include "rulelang/rule_set.h"
 #include "test_util.h"
 
@@ -261,7 +261,7 @@ TEST_CASE("the shipped layout rules give the e-graphs and graphs the C++ rules g
   for (const auto& [path, want] : recorded.items()) {
     INFO(path);
     const Graph g = load_graph(test::corpus_path(path));
-    const rules::OptimizeResult r = rules::optimize(g, {});
+    const pipeline::OptimizeResult r = pipeline::optimize(g, {});
     CHECK(r.egraph_nodes == want["egraph_nodes"].get<size_t>());
     CHECK(r.egraph_classes == want["egraph_classes"].get<size_t>());
     // Iterations may be fewer: the pointwise rules' family scan is per rule,

@@ -12,7 +12,7 @@
 #include "extract/roofline.h"
 #include "ir/graph_io.h"
 #include "ir/shape_check.h"
-#include "rules/optimizer.h"
+#include "pipeline/optimize.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -25,12 +25,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;  // refused with a message: the CLI's exit 2
   }
   try {
-    sator::rules::OptimizeOptions o;
+    sator::pipeline::OptimizeOptions o;
     o.iter_limit = 4;
     o.node_limit = 20000;
     o.time_limit_s = 2;
     o.target = (size & 1) ? "inductor-joint" : "any";
-    sator::rules::OptimizeResult r = sator::rules::optimize(g, o);
+    sator::pipeline::OptimizeResult r = sator::pipeline::optimize(g, o);
     sator::chunk::ChunkOptions c;
     c.device = sator::extract::find_device("h200");
     c.min_result_bytes = 1;  // the fuzzer's graphs are small: let the planner work on them

@@ -1,16 +1,20 @@
-// The optimization pipeline behind `sator optimize`: load into an e-graph,
-// saturate with the rule sets, extract, write back, re-validate.
+// The optimization behind `sator optimize`: load a graph into an e-graph,
+// saturate with the rules (pipeline/rule_selection.h), extract the cheapest
+// form (pipeline/extract_step.h), write it back as a graph in the
+// extraction's order, re-validate. pipeline/run.h adds chunking, --verify and
+// the output file around it.
 #pragma once
 
 #include "rulelang/rule_set.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "egraph/runner.h"
 #include "ir/graph.h"
 
-namespace sator::rules {
+namespace sator::pipeline {
 
 // The e-graph size limit for a graph: 200,000 nodes, or 20 per input node
 // for larger graphs. A fixed limit stopped a 100,000-deep view chain (which
@@ -73,6 +77,10 @@ struct OptimizeResult {
   std::vector<std::string> declined;
 };
 
+// Graph inputs and outputs (placeholder, get_attr, output): plumbing the
+// node-count cost does not count and the roofline prices at zero.
+bool is_plumbing(std::string_view op);
+
 // A graph's cost under `cost`: "nodes" (compute nodes) or "roofline" (the
 // estimated compiled µs on `device`). Throws std::invalid_argument for an
 // unknown model or device.
@@ -82,10 +90,6 @@ double estimate_cost(const Graph& g, const std::string& cost, const std::string&
 // if they fail) and fills r's output counts and cost_out.
 void finish_result(OptimizeResult& r, const char* what, const std::string& cost, const std::string& device);
 
-// Whether a graph is a joint training graph (has tangent inputs): its
-// attention stays decomposed (issue 10 fuses forward and backward together).
-bool is_training_graph(const Graph& g);
-
 // Throws std::logic_error naming the node if `g` holds an op `target`
 // refuses that `input` did not have (a writer bug: extraction never picks one).
 void check_output_target(const Graph& g, const Graph& input, const std::string& target);
@@ -94,4 +98,4 @@ void check_output_target(const Graph& g, const Graph& input, const std::string& 
 // fails shape validation or the output target.
 OptimizeResult optimize(const Graph& input, const OptimizeOptions& options);
 
-}  // namespace sator::rules
+}  // namespace sator::pipeline

@@ -1,4 +1,4 @@
-#include "rules/greedy.h"
+#include "pipeline/greedy.h"
 
 #include <algorithm>
 #include <chrono>
@@ -15,10 +15,11 @@
 #include "ir/graph_stats.h"
 #include "ir/shape_check.h"
 #include "tensor/tensor_egraph.h"
+#include "pipeline/rule_selection.h"
 #include "rules/attention_rules.h"
 #include "rules/layout_rules.h"
 
-namespace sator::rules {
+namespace sator::pipeline {
 
 namespace {
 
@@ -39,9 +40,9 @@ const char* pass_name(PassKind k) {
 
 std::vector<eg::Rewrite> pass_rules(PassKind k, TensorEGraph& t, bool fuse_dropout) {
   switch (k) {
-    case PassKind::Layout: return layout_rules(t);
-    case PassKind::Recompose: return recompose_rules(t);
-    case PassKind::Attention: return attention_rules(t, fuse_dropout);
+    case PassKind::Layout: return rules::layout_rules(t);
+    case PassKind::Recompose: return rules::recompose_rules(t);
+    case PassKind::Attention: return rules::attention_rules(t, fuse_dropout);
   }
   return {};
 }
@@ -408,9 +409,10 @@ double ms_since(std::chrono::steady_clock::time_point t) {
 
 std::vector<GreedyPassInfo> greedy_passes(bool fuse_dropout) {
   std::vector<GreedyPassInfo> out;
-  for (const std::vector<RuleInfo>* infos : {&layout_rule_info(), &recompose_rule_info(), &attention_rule_info()}) {
+  for (const std::vector<rules::RuleInfo>* infos :
+       {&rules::layout_rule_info(), &rules::recompose_rule_info(), &rules::attention_rule_info()}) {
     GreedyPassInfo p{pass_name(kPasses[out.size()]), {}};
-    for (const RuleInfo& r : *infos)
+    for (const rules::RuleInfo& r : *infos)
       if (fuse_dropout || std::string(r.name) != "attention-dropout") p.rules.push_back(r.name);
     out.push_back(std::move(p));
   }
@@ -483,4 +485,4 @@ GreedyResult greedy_optimize(const Graph& input, const GreedyOptions& options) {
   return gr;
 }
 
-}  // namespace sator::rules
+}  // namespace sator::pipeline

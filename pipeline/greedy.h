@@ -28,9 +28,9 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "rules/optimizer.h"
+#include "pipeline/optimize.h"
 
-namespace sator::rules {
+namespace sator::pipeline {
 
 struct GreedyOptions {
   bool fixpoint = false;
@@ -62,4 +62,4 @@ struct GreedyResult {
 // Throws std::logic_error if the result fails shape validation.
 GreedyResult greedy_optimize(const Graph& input, const GreedyOptions& options = {});
 
-}  // namespace sator::rules
+}  // namespace sator::pipeline

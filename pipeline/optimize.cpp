@@ -1,0 +1,136 @@
+#include "pipeline/optimize.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <unordered_set>
+
+#include "extract/graph_cost.h"
+#include "ir/graph_stats.h"
+#include "ir/output_target.h"
+#include "ir/shape_check.h"
+#include "pipeline/extract_step.h"
+#include "pipeline/rule_selection.h"
+#include "rules/dropout_draws.h"
+#include "tensor/tensor_egraph.h"
+
+namespace sator::pipeline {
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+double graph_cost(const Graph& g) {
+  double c = 0;
+  for (const Node& n : g.nodes) c += is_plumbing(n.op) ? 0 : 1;
+  return c;
+}
+
+}  // namespace
+
+bool is_plumbing(std::string_view op) { return op == "placeholder" || op == "get_attr" || op == "output"; }
+
+double estimate_cost(const Graph& g, const std::string& cost, const std::string& device) {
+  if (cost == "nodes") return graph_cost(g);
+  if (cost != "roofline") throw std::invalid_argument("unknown cost model '" + cost + "' (nodes or roofline)");
+  const extract::Device* d = extract::find_device(device);
+  if (!d) throw std::invalid_argument("unknown device '" + device + "'");
+  return extract::total_seconds(extract::graph_costs(g, *d)) * 1e6;
+}
+
+void finish_result(OptimizeResult& r, const char* what, const std::string& cost, const std::string& device) {
+  ShapeProver check_prover(r.output.symbols);
+  const ShapeCheckReport check = check_shapes(r.output, check_prover);
+  if (!check.issues.empty())
+    throw std::logic_error(std::string("the ") + what + " graph fails shape validation at node '" +
+                           r.output.nodes[check.issues.front().node].name + "': " + check.issues.front().message);
+  const GraphStats out = compute_stats(r.output);
+  r.nodes_out = out.nodes;
+  r.layout_ops_out = out.layout_ops;
+  r.sdpa_out = out.sdpa_ops;
+  r.cost_out = estimate_cost(r.output, cost, device);
+}
+
+void check_output_target(const Graph& g, const Graph& input, const std::string& target) {
+  const OutputTarget& t = output_target(target);
+  if (!t.restricts()) return;
+  if (std::optional<TargetViolation> v = find_target_violation(g, t, ops_of(input)))
+    throw std::logic_error("the output writes " + v->op + " at node '" + v->node + "', which target " + target +
+                           " refuses (" + v->why + ")");
+}
+
+size_t default_node_limit(const Graph& input) { return std::max<size_t>(200000, 20 * input.nodes.size()); }
+
+static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& options) {
+  // The time limit counts from here: building the e-graph, saturation and
+  // extraction's search share it.
+  const auto begin = std::chrono::steady_clock::now();
+  const auto time_left = [&] {
+    return options.time_limit_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  };
+  output_target(options.target);  // an unknown target throws before any work
+  OptimizeResult r;
+  const GraphStats in = compute_stats(input);
+  r.nodes_in = in.nodes;
+  r.layout_ops_in = in.layout_ops;
+  r.sdpa_in = in.sdpa_ops;
+  r.cost_in = estimate_cost(input, options.cost, options.device);
+
+  auto t0 = std::chrono::steady_clock::now();
+  TensorEGraph t(input);
+  if (options.explain) t.egraph.enable_makers();
+  const std::vector<eg::Rewrite> rules = rules_for(input, t, options);
+  eg::Runner runner;
+  runner.with_iter_limit(options.iter_limit)
+      .with_node_limit(options.node_limit ? options.node_limit : default_node_limit(input))
+      .with_time_limit(std::max(1e-3, time_left()));
+  r.stop = runner.run(t.egraph, rules);
+  if (r.stop == eg::StopReason::TimeLimit) r.limited.push_back("saturation");
+  r.per_iteration = runner.iterations();
+  r.iterations = runner.iterations().size();
+  r.egraph_nodes = t.egraph.total_class_nodes();
+  r.egraph_classes = t.egraph.num_classes();
+  r.saturate_ms = ms_since(t0);
+
+  t0 = std::chrono::steady_clock::now();
+  const eg::Extraction x = extract_cheapest(t, input, options, time_left(), r);
+  r.extract_ms = ms_since(t0);
+
+  t0 = std::chrono::steady_clock::now();
+  std::vector<eg::Id> enode_of;
+  r.output = t.write(x, &enode_of);
+  if (options.explain)
+    for (size_t i = 0; i < r.output.nodes.size(); ++i)
+      if (enode_of[i] != eg::kNoId)
+        if (const std::string_view rule = t.egraph.made_by(enode_of[i]); !rule.empty())
+          r.made_by.emplace_back(r.output.nodes[i].name, std::string(rule));
+  finish_result(r, "optimized", options.cost, options.device);
+  check_output_target(r.output, input, options.target);
+  r.write_ms = ms_since(t0);
+  r.z3_queries = t.prover.stats().queries;
+  r.z3_cache_hits = t.prover.stats().cache_hits;
+  r.z3_calls = t.prover.stats().z3_calls;
+  return r;
+}
+
+OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
+  const auto begin = std::chrono::steady_clock::now();
+  OptimizeResult r = optimize_once(input, options);
+  if (!options.fuse_dropout || !rules::mixes_dropout_draws(input, r.output)) return r;
+  // Part of a block fused with its dropout, part left drawing aten.rand:
+  // the halves would drop different entries. Done again without dropout
+  // fusion (blocks without dropout still fuse), in what the time limit leaves.
+  OptimizeOptions again = options;
+  again.fuse_dropout = false;
+  again.time_limit_s = std::max(1e-3, options.time_limit_s -
+                                          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+  OptimizeResult safe = optimize_once(input, again);
+  safe.declined.push_back(
+      "fuse_dropout: the extraction kept part of an attention block drawing its own dropout mask beside a fused "
+      "kernel drawing another; optimized without dropout fusion");
+  return safe;
+}
+
+}  // namespace sator::pipeline

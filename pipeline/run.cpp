@@ -1,0 +1,71 @@
+#include "pipeline/run.h"
+
+#include <cstdio>
+
+#include "ir/graph_io.h"
+#include "ir/shape_check.h"
+
+namespace sator::pipeline {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+}  // namespace
+
+chunk::ChunkPlan plan_or_refuse(const std::string& path, const Graph& g, const chunk::ChunkOptions& o) {
+  chunk::ChunkPlan plan;
+  try {
+    plan = chunk::plan_chunking(g, o);
+  } catch (const std::invalid_argument& e) {
+    throw GraphError(path, "", e.what());
+  }
+  if (o.memory_budget && plan.peak_after > *o.memory_budget) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "--memory-budget %.0f MiB cannot be met: the least estimated peak is %.0f MiB",
+                  *o.memory_budget / (1024.0 * 1024.0), plan.peak_after / (1024.0 * 1024.0));
+    throw GraphError(path, "", std::string(buf) + (plan.chunked ? "" : " (not chunked: " + plan.why_not + ")"));
+  }
+  return plan;
+}
+
+RunResult run_file(const std::string& path, const RunOptions& options) {
+  RunResult run;
+  const auto deadline = options.start + std::chrono::duration_cast<Clock::duration>(
+                                            std::chrono::duration<double>(options.time_limit_s));
+  auto t = Clock::now();
+  run.input = load_graph(path);
+  run.load_ms = ms_since(t);
+
+  OptimizeOptions opts = options.optimize;
+  opts.time_limit_s = std::max(1e-3, std::chrono::duration<double>(deadline - Clock::now()).count());
+  run.result = optimize(run.input, opts);
+
+  if (options.chunk) {
+    // Chunking runs on the extracted graph, within the same deadline.
+    t = Clock::now();
+    chunk::ChunkOptions co = *options.chunk;
+    co.deadline = deadline;
+    run.plan = plan_or_refuse(path, run.result.output, co);
+    if (run.plan->time_limited) run.result.limited.push_back("chunk planning");
+    run.result.output = run.plan->graph;
+    run.result.nodes_out = run.result.output.nodes.size();
+    check_output_target(run.result.output, run.input, opts.target);
+    run.chunk_ms = ms_since(t);
+  }
+
+  // Verified before anything is written: a graph that fails is not output.
+  if (options.verify) run.verified = interp::verify_optimized(run.input, run.result.output);
+  const bool failed = run.verified && run.verified->status == interp::VerifyResult::Status::Failed;
+  t = Clock::now();
+  if (!options.output.empty() && !failed) {
+    write_graph_file(run.result.output, options.output);
+    run.written = true;
+  }
+  run.file_ms = ms_since(t);
+  return run;
+}
+
+}  // namespace sator::pipeline
