@@ -152,8 +152,7 @@ class Builder {
       for (auto& kv : n.kwargs) kv.second = map(map, kv.second);
       const ChunkState& s = *r_.state[id];
       if (s.kind == ChunkState::Kind::Sliced &&
-          (n.op == "aten.view.default" || n.op == "aten._unsafe_view.default" || n.op == "aten.reshape.default" ||
-           n.op == "aten.expand.default"))
+          op_has(n.op, OpFact::ShapeArgument))
         resize_entry(n, 1, s.dim, chunk_size(s.size));
       infer(n);
       to_body[id] = add(std::move(n));

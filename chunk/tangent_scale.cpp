@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "chunk/region.h"
+#include "ir/op_table.h"
 #include "ir/chunked_node.h"
 #include "ir/graph_builder.h"
 
@@ -52,22 +53,6 @@ int8_t product_degree(int8_t a, int8_t b) {
   return static_cast<int8_t>(a + b);
 }
 
-// Ops linear in their first argument (the rest must not depend on t).
-bool linear_in_first(std::string_view op) {
-  static constexpr std::array<std::string_view, 31> ops = {
-      "aten.neg.default",         "prims.convert_element_type.default", "aten.clone.default",
-      "aten.alias.default",       "aten.detach.default",                "aten._to_copy.default",
-      "aten.view.default",        "aten._unsafe_view.default",          "aten.reshape.default",
-      "aten.permute.default",     "aten.transpose.int",                 "aten.t.default",
-      "aten.expand.default",      "aten.unsqueeze.default",             "aten.squeeze.dim",
-      "aten.squeeze.dims",        "aten.squeeze.default",               "aten.slice.Tensor",
-      "aten.select.int",          "aten.sum.dim_IntList",               "aten.sum.default",
-      "aten.mean.dim",            "aten.gather.default",                "aten.index_select.default",
-      "aten.narrow.default",      "aten.div.Tensor",                    "aten.div.Scalar",
-      "aten.index.Tensor",        "aten.split.Tensor",                  "aten.split_with_sizes.default",
-      "getitem"};
-  return std::find(ops.begin(), ops.end(), op) != ops.end();
-}
 
 // Every node reference of `n` outside the listed argument positions.
 bool others_constant(const Node& n, const std::vector<int8_t>& deg, std::initializer_list<size_t> positions) {
@@ -86,7 +71,7 @@ int8_t node_degree(const Graph& g, const Node& n, const std::vector<int8_t>& deg
   if (!any) return 0;
   const std::string& op = n.op;
   auto arg = [&](size_t i) { return i < n.args.size() ? operand(g, deg, n.args[i]) : Operand{}; };
-  if (linear_in_first(op)) return others_constant(n, deg, {0}) ? arg(0).degree : kNotHomogeneous;
+  if (op_has(op, OpFact::LinearInFirst)) return others_constant(n, deg, {0}) ? arg(0).degree : kNotHomogeneous;
   if (op == "aten.mul.Tensor" || op == "aten.mul.Scalar" || op == "aten.mm.default" || op == "aten.bmm.default" ||
       op == "aten.matmul.default")
     return others_constant(n, deg, {0, 1}) ? product_degree(arg(0).degree, arg(1).degree) : kNotHomogeneous;

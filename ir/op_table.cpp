@@ -258,41 +258,54 @@ std::vector<std::pair<std::string_view, uint16_t>> make_facts() {
     for (F x : fs) bits |= static_cast<uint16_t>(x);
     return bits;
   };
-  const uint16_t view = f({F::Aliases, F::NoKernel});  // a layout op PyTorch serves as a view
+  // Layout ops, copies and gathers: they pick elements of their input, so
+  // they are linear in it too.
+  const uint16_t picks = f({F::PicksElements, F::LinearInFirst});
+  const uint16_t view = f({F::Aliases, F::NoKernel}) | picks;  // a layout op PyTorch serves as a view
+  const uint16_t linear = f({F::LinearInFirst});
+  const uint16_t view_of_shape =
+      f({F::CountedLayout, F::NoKernel, F::ViewOrReshape, F::ReshapeByValue, F::ShapeArgument}) | picks;
   return {
-      {"aten.view.default", f({F::CountedLayout, F::Aliases, F::NoKernel, F::ViewOrReshape, F::ReshapeByValue})},
-      {"aten._unsafe_view.default", f({F::CountedLayout, F::Aliases, F::NoKernel, F::ViewOrReshape, F::ReshapeByValue})},
-      {"aten.reshape.default", f({F::CountedLayout, F::NoKernel, F::ViewOrReshape, F::ReshapeByValue})},
-      {"aten.unsqueeze.default", f({F::CountedLayout, F::Aliases, F::NoKernel, F::ReshapeByValue})},
-      {"aten.squeeze.dim", f({F::CountedLayout, F::Aliases, F::NoKernel, F::ReshapeByValue})},
-      {"aten.permute.default", f({F::CountedLayout, F::Aliases, F::NoKernel})},
-      {"aten.transpose.int", f({F::CountedLayout, F::Aliases, F::NoKernel})},
-      {"aten.t.default", f({F::CountedLayout, F::Aliases, F::NoKernel})},
-      {"aten.expand.default", f({F::CountedLayout, F::Aliases, F::NoKernel})},
-      {"aten.alias.default", f({F::CountedLayout, F::Aliases, F::NoKernel, F::SameValue})},
-      {"aten.clone.default", f({F::CountedLayout, F::SameValue})},
-      {"aten.lift_fresh_copy.default", f({F::NoKernel, F::SameValue})},
-      {"aten.contiguous.default", f({F::SameValue})},
+      {"aten.view.default", view_of_shape | f({F::Aliases})},
+      {"aten._unsafe_view.default", view_of_shape | f({F::Aliases})},
+      {"aten.reshape.default", view_of_shape},  // a copy where the input is not contiguous
+      {"aten.unsqueeze.default", f({F::CountedLayout, F::Aliases, F::NoKernel, F::ReshapeByValue}) | picks},
+      {"aten.squeeze.dim", f({F::CountedLayout, F::Aliases, F::NoKernel, F::ReshapeByValue}) | picks},
+      {"aten.permute.default", f({F::CountedLayout, F::Aliases, F::NoKernel}) | picks},
+      {"aten.transpose.int", f({F::CountedLayout, F::Aliases, F::NoKernel}) | picks},
+      {"aten.t.default", f({F::CountedLayout, F::Aliases, F::NoKernel}) | picks},
+      {"aten.expand.default", f({F::CountedLayout, F::Aliases, F::NoKernel, F::ShapeArgument}) | picks},
+      {"aten.alias.default", f({F::CountedLayout, F::Aliases, F::NoKernel, F::SameValue}) | picks},
+      {"aten.clone.default", f({F::CountedLayout, F::SameValue}) | picks},
+      {"aten.lift_fresh_copy.default", f({F::NoKernel, F::SameValue}) | picks},
+      {"aten.contiguous.default", f({F::SameValue}) | picks},
       {"aten.slice.Tensor", view},
       {"aten.select.int", view},
       {"aten.detach.default", view},
-      {"aten.squeeze.dims", f({F::Aliases})},
-      {"aten.squeeze.default", f({F::Aliases})},
-      {"aten.split.Tensor", f({F::Aliases})},
-      {"aten.split_with_sizes.default", f({F::Aliases})},
-      {"aten.unbind.int", f({F::Aliases})},
-      {"aten.chunk.default", f({F::Aliases})},
-      {"aten.as_strided.default", f({F::Aliases})},
-      {"aten.narrow.default", f({F::Aliases})},
-      {"aten.diagonal.default", f({F::Aliases})},
-      {"aten.unfold.default", f({F::Aliases})},
+      {"aten.squeeze.dims", f({F::Aliases}) | picks},
+      {"aten.squeeze.default", f({F::Aliases}) | picks},
+      {"aten.split.Tensor", f({F::Aliases}) | picks},
+      {"aten.split_with_sizes.default", f({F::Aliases}) | picks},
+      {"aten.unbind.int", f({F::Aliases}) | picks},
+      {"aten.chunk.default", f({F::Aliases}) | picks},
+      {"aten.as_strided.default", f({F::Aliases}) | picks},
+      {"aten.narrow.default", f({F::Aliases}) | picks},
+      {"aten.diagonal.default", f({F::Aliases}) | picks},
+      {"aten.unfold.default", f({F::Aliases}) | picks},
+      {"aten.index.Tensor", picks},
+      {"aten.index_select.default", picks},
+      {"aten.gather.default", picks},
       {"aten.sym_size.int", f({F::NoKernel})},
-      {"prims.convert_element_type.default", f({F::Valuewise})},
+      {"prims.convert_element_type.default", f({F::Valuewise}) | linear},
+      {"aten._to_copy.default", linear},
+      {"aten.sum.dim_IntList", linear},
+      {"aten.sum.default", linear},
+      {"aten.mean.dim", linear},
       {"aten.mul.Tensor", f({F::Valuewise})},
-      {"aten.div.Tensor", f({F::Valuewise})},
+      {"aten.div.Tensor", f({F::Valuewise}) | linear},
       {"aten.add.Tensor", f({F::Valuewise})},
       {"aten.sub.Tensor", f({F::Valuewise})},
-      {"aten.neg.default", f({F::Valuewise})},
+      {"aten.neg.default", f({F::Valuewise}) | linear},
       {"aten.exp.default", f({F::Valuewise})},
       {"aten.tanh.default", f({F::Valuewise})},
       {"aten.relu.default", f({F::Valuewise})},
@@ -300,7 +313,8 @@ std::vector<std::pair<std::string_view, uint16_t>> make_facts() {
       {"aten.rsqrt.default", f({F::Valuewise})},
       {"aten.pow.Tensor_Scalar", f({F::Valuewise})},
       {"aten.mul.Scalar", f({F::Valuewise})},
-      {"aten.div.Scalar", f({F::Valuewise})},
+      {"aten.div.Scalar", f({F::Valuewise}) | linear},
+      {"getitem", linear},  // one result of a multi-result op (split, unbind, chunk)
   };
 }
 

@@ -60,6 +60,16 @@ enum class OpFact : uint16_t {
   ReshapeByValue = 1 << 4, // the input's elements in row-major order under a new shape
   SameValue = 1 << 5,      // its value is its input's (a copy, an alias)
   Valuewise = 1 << 6,      // elementwise on one tensor, out[i] = f(in[i]): layout ops move through it
+  // Every output element is an element of the first argument (layout ops,
+  // copies, gathers): a tensor of one value keeps it, a mask of zeros and
+  // masking values stays one.
+  PicksElements = 1 << 7,
+  // Linear in the first argument when the others are held fixed:
+  // f(a x, ...) = a f(x, ...) (layout ops, copies, casts, sums, division).
+  LinearInFirst = 1 << 8,
+  // Its second argument is the result's shape, size for size (view,
+  // reshape, expand): a rewrite that changes the result's shape edits it.
+  ShapeArgument = 1 << 9,
 };
 bool op_has(std::string_view op, OpFact fact);
 // Every op with the fact, in the fact table's order.

@@ -1,5 +1,7 @@
 #include "rules/mixed_precision.h"
 
+#include "ir/op_table.h"
+
 #include <memory>
 #include <optional>
 
@@ -35,13 +37,12 @@ bool zero_or_masking(AttentionBuilder& b, eg::EGraph& g, Id m, int depth = 0) {
   m = g.find(m);
   if (const auto v = b.t.analysis.constant(g, m)) return *v == 0 || *v <= kMaskingConstantAtMost;
   if (depth > 24) return false;
-  static const char* const kSameValues[] = {"aten.expand.default", "aten.view.default", "aten.reshape.default",
-                                            "aten.permute.default", "aten.unsqueeze.default", "aten.slice.Tensor",
-                                            "aten.clone.default", "aten.alias.default", "aten.lift_fresh_copy.default",
-                                            "prims.convert_element_type.default"};
-  for (const char* op : kSameValues)
-    for (Id n : b.nodes(g, m, op))
-      if (zero_or_masking(b, g, b.child(g, n, 0), depth + 1)) return true;
+  // Ops that pick elements of their input keep a mask's values; a cast
+  // keeps zeros and rounds masking values to masking values.
+  for (const Id n : g.class_nodes(m))
+    if (const std::string& op = b.t.lang.op_name(g.op(n));
+        op_has(op, OpFact::PicksElements) || op == "prims.convert_element_type.default")
+      if (!g.children(n).empty() && zero_or_masking(b, g, b.child(g, n, 0), depth + 1)) return true;
   for (Id n : b.nodes(g, m, "aten.where.self"))
     if (g.children(n).size() == 3 && zero_or_masking(b, g, b.child(g, n, 1), depth + 1) &&
         zero_or_masking(b, g, b.child(g, n, 2), depth + 1))

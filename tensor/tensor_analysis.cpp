@@ -87,13 +87,8 @@ std::optional<double> TensorAnalysis::fold_constant(const eg::EGraph& g, eg::Id 
   if (op == "aten.scalar_tensor.default" && !a.args.empty()) v = number(a.args[0]);
   else if (op == "aten.full.default" && a.args.size() > 1) v = number(a.args[1]);
   else if (op == "get_attr" && a.value) v = number(*a.value);
-  else if (op == "aten.lift_fresh_copy.default" || op == "aten.clone.default" || op == "aten.alias.default" ||
-           op == "aten.view.default" || op == "aten.reshape.default" || op == "aten._unsafe_view.default" ||
-           op == "aten.permute.default" || op == "aten.expand.default" || op == "aten.unsqueeze.default" ||
-           op == "aten.squeeze.dim" || op == "prims.convert_element_type.default")
-    v = child(0);
-  else if (op == "aten.index.Tensor" || op == "aten.slice.Tensor" || op == "aten.select.int")
-    v = operand(0);  // any gather from a tensor of one value holds that value
+  else if (op_has(op, OpFact::PicksElements) || op == "prims.convert_element_type.default")
+    v = operand(0);  // layout ops, copies and gathers of a tensor of one value hold that value (a cast rounds it)
   else if (op == "aten.mul.Tensor" || op == "aten.mul.Scalar" || op == "aten.add.Tensor" || op == "aten.sub.Tensor" ||
            op == "aten.div.Tensor" || op == "aten.div.Scalar") {
     const auto x = operand(0), y = operand(1);
