@@ -1,5 +1,6 @@
 #include "check/cases_generated.h"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <memory>
@@ -87,7 +88,18 @@ class Instance {
 
   NodeId build(int i) {
     const PatternNode& n = r_.pattern[static_cast<size_t>(i)];
-    if (n.is_var) return tensor_var(n.var);
+    if (n.is_var) {
+      // A multi-pattern's later pattern may read a node an earlier one named.
+      if (const auto it = named_.find(n.var); it != named_.end()) return it->second;
+      return tensor_var(n.var);
+    }
+    const NodeId node = build_op(n);
+    if (n.var >= 0) named_[n.var] = node;
+    return node;
+  }
+
+ private:
+  NodeId build_op(const PatternNode& n) {
     if (n.family) return family_member(n);
     std::vector<Value> args;
     std::vector<std::pair<std::string, Value>> kwargs;
@@ -128,7 +140,6 @@ class Instance {
     return d_.b.op(n.op->name, std::move(args), std::move(kwargs));
   }
 
- private:
   // A random op of the family over the pattern's inputs, its other
   // parameters drawn.
   NodeId family_member(const PatternNode& n) {
@@ -162,6 +173,7 @@ class Instance {
   Draw& d_;
   size_t rank_;
   std::map<int, NodeId> tensors_;
+  std::map<int, NodeId> named_;  // ?n=(...) nodes built so far
   std::map<int, Value> attrs_;
 
   // Every tensor variable an input of the instance's rank, all of one shape
@@ -208,9 +220,20 @@ std::vector<RuleCase> generated_cases(const std::vector<rulelang::RuleFile>& fil
     c.max_rank = 5;
     c.index_map = layout_only(*r);
     c.draw_factor = 8;
+    // A multi-pattern: every root is an output, the rewritten ones first.
+    c.rewritten_outputs = r->rhs.size();
+    if (r->roots.size() > 1) c.index_map = false;  // the index proof reads one output
     c.lhs = [r](Draw& d, size_t rank) {
       Instance inst(*r, d, rank);
-      return inst.build(static_cast<int>(r->pattern.size() - 1));
+      std::vector<NodeId> root_nodes;
+      for (int root : r->roots) root_nodes.push_back(inst.build(root));
+      std::vector<NodeId> ordered;
+      for (const rulelang::RootRewrite& side : r->rhs) ordered.push_back(root_nodes[side.pattern]);
+      for (size_t j = 0; j < root_nodes.size(); ++j)
+        if (std::none_of(r->rhs.begin(), r->rhs.end(), [&](const rulelang::RootRewrite& s) { return s.pattern == j; }))
+          ordered.push_back(root_nodes[j]);
+      d.extra_outputs.assign(ordered.begin() + 1, ordered.end());
+      return ordered.front();
     };
     cases.push_back(std::move(c));
   }

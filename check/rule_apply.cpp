@@ -1,5 +1,6 @@
 #include "check/rule_apply.h"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -9,7 +10,7 @@
 
 namespace sator::check {
 
-Application apply_once(const Graph& lhs, const RuleFactory& rules, const std::string& rule_name) {
+Application apply_once(const Graph& lhs, const RuleFactory& rules, const std::string& rule_name, size_t rewritten) {
   Application a;
   TensorEGraph t(lhs);
   std::vector<eg::Rewrite> all = rules(t);
@@ -18,8 +19,8 @@ Application apply_once(const Graph& lhs, const RuleFactory& rules, const std::st
     if (r.name() == rule_name) one.push_back(std::move(r));
   if (one.size() != 1) throw std::logic_error("check-rules: the rule set has no single rule named '" + rule_name + "'");
 
-  const NodeId root_node = lhs.nodes.back().args.at(0).list.at(0).node;
-  const eg::Id root = t.node_of(root_node);
+  std::vector<eg::Id> roots;  // the original nodes of the outputs the rule must rewrite
+  for (size_t k = 0; k < rewritten; ++k) roots.push_back(t.node_of(lhs.nodes.back().args.at(0).list.at(k).node));
   try {
     eg::Runner runner;
     runner.with_iter_limit(1).with_node_limit(100000).with_time_limit(30);
@@ -37,18 +38,20 @@ Application apply_once(const Graph& lhs, const RuleFactory& rules, const std::st
   }
   constexpr double kForbidden = std::numeric_limits<double>::infinity();
   const auto x = eg::greedy_extract(t.egraph, [&](eg::Id n) {
-    if (n == root) return kForbidden;
+    if (std::find(roots.begin(), roots.end(), n) != roots.end()) return kForbidden;
     if (!t.is_original(n)) return 1.0;
     const std::string& op = t.lang.op_name(t.egraph.op(n));
     return op == "placeholder" || op == "get_attr" ? 0.0 : 10.0;
   });
-  const eg::Id out = t.egraph.find(*t.outputs().at(0));
-  if (!x.has(out) || x.cost[out] == kForbidden) {
-    if (t.egraph.class_nodes(out).size() > 1) {
-      a.outcome = Application::Outcome::Cyclic;
-      a.message = "the right-hand side contains the left-hand side itself (a cycle): it cannot be evaluated";
+  for (size_t k = 0; k < rewritten; ++k) {
+    const eg::Id out = t.egraph.find(*t.outputs().at(k));
+    if (!x.has(out) || x.cost[out] == kForbidden) {
+      if (t.egraph.class_nodes(out).size() > 1) {
+        a.outcome = Application::Outcome::Cyclic;
+        a.message = "the right-hand side contains the left-hand side itself (a cycle): it cannot be evaluated";
+      }
+      return a;  // else the rule did not rewrite this root
     }
-    return a;  // else the rule did not rewrite the root
   }
   a.outcome = Application::Outcome::Rewritten;
   a.rhs = t.write(x);

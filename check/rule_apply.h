@@ -17,10 +17,11 @@ struct Application {
   std::string message;  // Unsound: why (a merge of classes of provably different types)
 };
 
-// `lhs` has one output, the node the rule must rewrite. One iteration of the
-// rule alone runs on the e-graph; the output class is then extracted with its
-// original node forbidden (and every new node preferred over an original one),
-// so the extraction is the rule's right-hand side.
-Application apply_once(const Graph& lhs, const RuleFactory& rules, const std::string& rule_name);
+// `lhs`'s first `rewritten` outputs are the nodes the rule must rewrite (one,
+// or a multi-pattern's roots). One iteration of the rule alone runs on the
+// e-graph; the outputs are then extracted with those original nodes forbidden
+// (and every new node preferred over an original one), so the extraction is
+// the rule's right-hand side.
+Application apply_once(const Graph& lhs, const RuleFactory& rules, const std::string& rule_name, size_t rewritten = 1);
 
 }  // namespace sator::check

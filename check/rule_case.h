@@ -75,6 +75,10 @@ struct RuleCase {
   // pattern (check/cases_generated.h) meet its conditions less often than a
   // hand-written generator's.
   size_t draw_factor = 1;
+  // The instance's first outputs the rule must rewrite: the root, or a
+  // multi-pattern's rewritten roots (the generator returns the first and
+  // puts the others first in Draw::extra_outputs).
+  size_t rewritten_outputs = 1;
 };
 
 // Makes the rule set for one e-graph (rules hold references into it).

@@ -132,7 +132,7 @@ RuleReport check_rule(const RuleCase& c, const RuleFactory& rules, const CheckOp
     for (size_t k = 0; k < per_rank * c.draw_factor && fired_here < per_rank; ++k) {
       const Built inst = build_instance(c, rng, rank, true);
       if (!inst.ok) continue;
-      const Application a = apply_once(inst.lhs, rules, c.name);
+      const Application a = apply_once(inst.lhs, rules, c.name, c.rewritten_outputs);
       if (a.outcome == Application::Outcome::NotFired) continue;
       fired = true;
       ++fired_here;
@@ -175,7 +175,7 @@ RuleReport check_rule(const RuleCase& c, const RuleFactory& rules, const CheckOp
     const auto rank = static_cast<size_t>(std::uniform_int_distribution<size_t>(c.min_rank, c.max_rank)(rng));
     const Built inst = build_instance(c, rng, rank, false);
     if (!inst.ok) continue;
-    const Application a = apply_once(inst.lhs, rules, c.name);
+    const Application a = apply_once(inst.lhs, rules, c.name, c.rewritten_outputs);
     if (a.outcome == Application::Outcome::NotFired) continue;
     if (a.outcome == Application::Outcome::Unsound || a.outcome == Application::Outcome::Cyclic) {
       fail(a.outcome == Application::Outcome::Cyclic ? a.message : "the rule merged classes of different types: " + a.message,

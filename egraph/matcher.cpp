@@ -67,13 +67,20 @@ Program Program::compile(const std::vector<const Pattern*>& roots, uint32_t num_
   prog.num_vars_ = num_vars;
   std::vector<int64_t> var_reg(num_vars, -1);
   uint32_t next_reg = 0;
-  for (const Pattern* p : roots) prog.compile_root(*p, var_reg, next_reg);
+  std::vector<uint32_t> root_reg;
+  for (const Pattern* p : roots) {
+    root_reg.push_back(next_reg);  // compile_root gives the root the next register
+    prog.compile_root(*p, var_reg, next_reg);
+  }
   prog.code_.push_back(Instr{Kind::Yield, false, 0, 0, 0, 0, 0});
   prog.num_regs_ = next_reg;
   for (uint32_t v = 0; v < num_vars; ++v) {
     if (var_reg[v] < 0) throw std::invalid_argument("pattern variable not bound by any pattern");
     prog.var_reg_.push_back(static_cast<uint32_t>(var_reg[v]));
   }
+  // A multi-pattern's later roots: their classes follow the variables.
+  for (size_t j = 1; j < root_reg.size(); ++j) prog.var_reg_.push_back(root_reg[j]);
+  prog.num_vars_ = static_cast<uint32_t>(prog.var_reg_.size());
   return prog;
 }
 

@@ -38,6 +38,8 @@ class Program {
  public:
   // A program matching all `roots` at once (a multi-pattern when more than
   // one), sharing variables by index; the first root's class is the match's.
+  // Each match's substitution holds the `num_vars` variables, then the class
+  // of each later root (a multi-pattern rewrites those classes too).
   static Program compile(const std::vector<const Pattern*>& roots, uint32_t num_vars);
 
   // All matches in the e-graph (which must be rebuilt), at most `limit`.

@@ -25,6 +25,10 @@ void Rewrite::parse_searcher(Language& lang, std::string_view text) {
   }
 }
 
+void Rewrite::name_later_roots() {
+  for (size_t j = 1; j < searcher_.size(); ++j) vars_.push_back("?#root" + std::to_string(j));
+}
+
 Rewrite::Rewrite(std::string name, Language& lang, std::string_view searcher, std::string_view applier,
                  std::vector<Condition> conditions)
     : name_(std::move(name)), conditions_(std::move(conditions)) {
@@ -34,6 +38,7 @@ Rewrite::Rewrite(std::string name, Language& lang, std::string_view searcher, st
   if (vars_.size() != bound)
     throw PatternError("rule " + name_ + ": applier uses " + vars_.back() + ", which the searcher does not bind");
   program_ = Program::compile(pointers(searcher_), static_cast<uint32_t>(vars_.size()));
+  name_later_roots();
 }
 
 Rewrite::Rewrite(std::string name, Language& lang, std::string_view searcher, Builder builder,
@@ -41,6 +46,7 @@ Rewrite::Rewrite(std::string name, Language& lang, std::string_view searcher, Bu
     : name_(std::move(name)), builder_(std::move(builder)), conditions_(std::move(conditions)) {
   parse_searcher(lang, searcher);
   program_ = Program::compile(pointers(searcher_), static_cast<uint32_t>(vars_.size()));
+  name_later_roots();
 }
 
 uint32_t Rewrite::var(std::string_view name) const {

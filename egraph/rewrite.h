@@ -25,7 +25,9 @@ using Builder = std::function<Id(EGraph&, Id eclass, Subst)>;
 
 class Rewrite {
  public:
-  // `searcher` may hold several patterns separated by ';' (a multi-pattern).
+  // `searcher` may hold several patterns separated by ';' (a multi-pattern,
+  // joined on the variables they share). Pattern j's root class (j >= 1) is
+  // the substitution's variable "?#rootj".
   Rewrite(std::string name, Language& lang, std::string_view searcher, std::string_view applier,
           std::vector<Condition> conditions = {});
   Rewrite(std::string name, Language& lang, std::string_view searcher, Builder builder,
@@ -59,6 +61,7 @@ class Rewrite {
 
  private:
   void parse_searcher(Language& lang, std::string_view text);
+  void name_later_roots();
 
   std::string name_;
   std::vector<std::string> vars_;

@@ -52,8 +52,9 @@ struct PatternNode {
 // root, then each op node after the one whose argument it is.
 struct MatchStep {
   int node = 0;         // pattern node
-  int parent = -1;      // step of the node it is an argument of (-1: the root)
+  int parent = -1;      // step of the node it is an argument of (-1: a pattern's root)
   size_t parent_arg = 0;  // which of the parent's args
+  size_t pattern = 0;   // a root step: which pattern of a multi-pattern
 };
 
 struct Expr {
@@ -81,17 +82,26 @@ struct Variable {
   bool names_node = false;  // ?v=(...): the node itself is bound too (for `like`)
 };
 
+// What a match rewrites: the class of one pattern's root, merged with an
+// expression's value.
+struct RootRewrite {
+  size_t pattern = 0;
+  Expr expr;
+};
+
 struct CompiledRule {
   std::string name, doc, text;
   Where at;
   std::vector<Variable> vars;
-  std::vector<PatternNode> pattern;  // children before parents; root last
+  std::vector<PatternNode> pattern;  // children before parents
+  std::vector<int> roots;            // each pattern's root node (one, or a multi-pattern's)
   std::vector<MatchStep> steps;
-  std::string searcher;              // the pattern as the e-graph matcher reads it
+  std::string searcher;              // the patterns as the e-graph matcher reads them ("P1; P2")
   std::vector<std::pair<int, Expr>> lets;
   std::vector<Expr> conditions;
-  Expr rhs;
+  std::vector<RootRewrite> rhs;      // one for the root, or one per rewritten root
   std::vector<uint32_t> matcher_var;  // per variable: its index in the Rewrite (in_pattern only)
+  std::vector<uint32_t> root_slot;    // per later pattern: its root class's index in the Rewrite
   // The ops the rule reads or builds (for the checker: a rule of layout ops
   // only gets the index proof).
   std::vector<const OpInfo*> ops;

@@ -105,27 +105,39 @@ class Compiler {
  public:
   explicit Compiler(const RuleSpec& spec) : spec_(spec) {}
 
-  CompiledRule run(const SExpr& lhs, const SExpr& rhs) {
+  CompiledRule run(const std::vector<SExpr>& lhs, const std::vector<SExpr>& rhs) {
     r_.name = spec_.name;
     r_.doc = spec_.doc;
     r_.text = spec_.text;
     r_.at = spec_.at;
-    if (!lhs.is_list() && lhs.head() != "as") throw RuleError(lhs.at, "a left-hand side is an op pattern, e.g. (view ?x _)");
-    const int root = pattern(lhs);
-    if (r_.pattern[static_cast<size_t>(root)].is_var) throw RuleError(lhs.at, "a left-hand side is an op pattern, not a variable");
-    if (r_.pattern[static_cast<size_t>(root)].family) throw RuleError(lhs.at, "an op family can be matched inside a pattern, not as its root");
-    r_.searcher = searcher_text(root);
+    const bool multi = lhs.size() > 1;
+    for (const SExpr& p : lhs) {
+      if (!p.is_list() && p.head() != "as") throw RuleError(p.at, "a left-hand side is an op pattern, e.g. (view ?x _)");
+      if (multi && p.head() != "as")
+        throw RuleError(p.at, "each pattern of a multi-pattern names its root (?a=(op ...)), so the right-hand side can rewrite it");
+      const int root = pattern(p);
+      if (r_.pattern[static_cast<size_t>(root)].is_var) throw RuleError(p.at, "a left-hand side is an op pattern, not a variable");
+      if (r_.pattern[static_cast<size_t>(root)].family) throw RuleError(p.at, "an op family can be matched inside a pattern, not as its root");
+      if (!r_.roots.empty() && !shares_variable(root))
+        throw RuleError(p.at, "this pattern shares no variable with the patterns before it: every pair of matches would be tried");
+      r_.roots.push_back(root);
+      if (!r_.searcher.empty()) r_.searcher += "; ";
+      r_.searcher += searcher_text(root);
+    }
     // A variable only inside an op family is not the matcher's to bind: the
     // builder binds it from the family node's inputs.
     for (Variable& v : r_.vars)
       if (v.in_pattern && !searcher_mentions(v.name)) v.in_pattern = false;
-    if (r_.vars.size() > 64) throw RuleError(lhs.at, "a rule has at most 64 variables");
-    r_.steps.push_back({root, -1, 0});
-    for (size_t i = 0; i < r_.steps.size(); ++i) {
-      const PatternNode& n = r_.pattern[static_cast<size_t>(r_.steps[i].node)];
-      for (size_t k = 0; k < n.args.size(); ++k)
-        if (n.args[k].kind == PatternArg::Kind::Child && !r_.pattern[static_cast<size_t>(n.args[k].child)].is_var)
-          r_.steps.push_back({n.args[k].child, static_cast<int>(i), k});
+    if (r_.vars.size() > 64) throw RuleError(lhs[0].at, "a rule has at most 64 variables");
+    for (size_t j = 0; j < r_.roots.size(); ++j) {
+      const size_t first = r_.steps.size();
+      r_.steps.push_back({r_.roots[j], -1, 0, j});
+      for (size_t i = first; i < r_.steps.size(); ++i) {
+        const PatternNode& n = r_.pattern[static_cast<size_t>(r_.steps[i].node)];
+        for (size_t k = 0; k < n.args.size(); ++k)
+          if (n.args[k].kind == PatternArg::Kind::Child && !r_.pattern[static_cast<size_t>(n.args[k].child)].is_var)
+            r_.steps.push_back({n.args[k].child, static_cast<int>(i), k, j});
+      }
     }
     for (const auto& [v, x] : spec_.lets) {
       Expr e = expr(x, false);
@@ -137,8 +149,25 @@ class Compiler {
       need(e, Type::Bool, c.at, "a condition");
       r_.conditions.push_back(std::move(e));
     }
-    r_.rhs = expr(rhs, true);
-    need(r_.rhs, Type::Tensor, rhs.at, "the right-hand side");
+    if (!multi) {
+      if (rhs.size() > 1)
+        throw RuleError(rhs[1].at, "a rule of one pattern has one right-hand side (several, ?root=EXPR each, rewrite a multi-pattern's roots)");
+      r_.rhs.push_back({0, expr(rhs[0], true)});
+      need(r_.rhs[0].expr, Type::Tensor, rhs[0].at, "the right-hand side");
+      return std::move(r_);
+    }
+    for (const SExpr& x : rhs) {
+      // ?root=EXPR: the class of the pattern whose root is ?root.
+      if (x.head() != "as" || x.items.size() != 3)
+        throw RuleError(x.at, "a multi-pattern's right-hand side is ?root=EXPR for the roots it rewrites");
+      size_t j = 0;
+      while (j < r_.roots.size() && r_.vars[static_cast<size_t>(r_.pattern[static_cast<size_t>(r_.roots[j])].var)].name != x.items[1].text) ++j;
+      if (j == r_.roots.size()) throw RuleError(x.items[1].at, "'" + x.items[1].text + "' names no pattern's root");
+      for (const RootRewrite& done : r_.rhs)
+        if (done.pattern == j) throw RuleError(x.items[1].at, "'" + x.items[1].text + "' is rewritten twice");
+      r_.rhs.push_back({j, expr(x.items[2], true)});
+      need(r_.rhs.back().expr, Type::Tensor, x.items[2].at, "the right-hand side");
+    }
     return std::move(r_);
   }
 
@@ -330,6 +359,25 @@ class Compiler {
     return add_node(std::move(n));
   }
 
+  // Whether pattern node `root`'s pattern uses a variable (or a named node)
+  // of the patterns compiled before it.
+  bool shares_variable(int root) const {
+    std::vector<bool> earlier(r_.vars.size(), false), mine(r_.vars.size(), false);
+    const auto mark = [&](auto&& self, int i, std::vector<bool>& seen) -> void {
+      const PatternNode& n = r_.pattern[static_cast<size_t>(i)];
+      if (n.var >= 0) seen[static_cast<size_t>(n.var)] = true;
+      for (const PatternArg& a : n.args) {
+        if (a.kind == PatternArg::Kind::Child) self(self, a.child, seen);
+        if (a.kind == PatternArg::Kind::Var) seen[static_cast<size_t>(a.var)] = true;
+      }
+    };
+    for (int r : r_.roots) mark(mark, r, earlier);
+    mark(mark, root, mine);
+    for (size_t v = 0; v < mine.size(); ++v)
+      if (mine[v] && earlier[v]) return true;
+    return false;
+  }
+
   bool searcher_mentions(const std::string& var) const {
     for (size_t at = r_.searcher.find(var); at != std::string::npos; at = r_.searcher.find(var, at + 1)) {
       const size_t end = at + var.size();
@@ -466,6 +514,8 @@ class Compiler {
 }  // namespace
 
 CompiledRule compile_rule(const RuleSpec& spec, bool reverse) {
+  if (spec.both_ways && (spec.lhs.size() > 1 || spec.rhs.size() > 1))
+    throw RuleError(spec.at, "rule '" + spec.name + "' is a multi-pattern: it runs one way (=>), not both (<=>)");
   if (!reverse) return Compiler(spec).run(spec.lhs, spec.rhs);
   RuleSpec back = spec;
   back.name = spec.name + "-reverse";
@@ -484,7 +534,7 @@ void bind_language(CompiledRule& r, TensorLanguage& lang) {
     if (!n.is_var && n.op) n.op_id = lang.op(n.op->name);
   for (auto& [v, e] : r.lets) bind_expr(e, lang);
   for (Expr& e : r.conditions) bind_expr(e, lang);
-  bind_expr(r.rhs, lang);
+  for (RootRewrite& x : r.rhs) bind_expr(x.expr, lang);
 }
 
 }  // namespace sator::rulelang

@@ -82,7 +82,8 @@ class Run {
     chosen_.assign(r_.steps.size(), kNoId);
     classes_.assign(r_.steps.size(), kNoId);
     root_ = s.root;
-    root_class_ = g_.find(eclass);
+    root_classes_.assign(1, g_.find(eclass));
+    for (uint32_t slot : r_.root_slot) root_classes_.push_back(g_.find(s[slot]));
     find(0, b);
     return result_;
   }
@@ -94,7 +95,9 @@ class Run {
   eg::EGraph& g_;
   Binding scratch_;
   std::vector<Id> chosen_, classes_;  // per step: the node matched, its class
-  Id root_ = kNoId, root_class_ = kNoId;
+  Id root_ = kNoId;                // the first pattern's root node (the matcher's)
+  std::vector<Id> root_classes_;   // each pattern's root class
+  std::vector<Id> built_;          // scratch: one binding's right-hand sides
   size_t uses_ = 0;  // bindings tried for this match
   // The nodes of a class in an op family, remembered until the next rebuild:
   // every view of a class asks, and a class merged from thousands of views
@@ -122,17 +125,28 @@ class Run {
   std::vector<Id> candidates_;  // scratch: a class's nodes, copied before building
   Id result_ = kNoId;
 
-  // Lets, conditions, and the right-hand side of one binding.
+  // Lets, conditions, and the right-hand sides of one binding. Every side
+  // is built before any is merged: a side that declines leaves nothing merged.
   void use(Binding& x) {
     try {
       for (const auto& [v, e] : r_.lets) x.set(static_cast<size_t>(v), materialize(eval(e, x)));
       for (const Expr& c : r_.conditions)
         if (!eval(c, x).value().b) return;
-      const Id built = eval(r_.rhs, x).cls;
-      if (built == kNoId) return;
-      if (result_ != kNoId) g_.union_classes(result_, built, r_.name);
-      result_ = built;
+      built_.clear();
+      for (const RootRewrite& side : r_.rhs) {
+        built_.push_back(eval(side.expr, x).cls);
+        if (built_.back() == kNoId) return;
+      }
     } catch (const Decline&) {
+      return;
+    }
+    for (size_t k = 0; k < r_.rhs.size(); ++k) {
+      if (r_.rhs[k].pattern != 0) {
+        g_.union_classes(root_classes_[r_.rhs[k].pattern], built_[k], r_.name);
+        continue;
+      }
+      if (result_ != kNoId) g_.union_classes(result_, built_[k], r_.name);
+      result_ = built_[k];
     }
   }
 
@@ -147,9 +161,20 @@ class Run {
     }
     const MatchStep& st = r_.steps[i];
     const PatternNode& pn = r_.pattern[static_cast<size_t>(st.node)];
-    if (st.parent < 0) {
-      classes_[i] = root_class_;
+    if (st.parent < 0 && st.pattern == 0) {
+      classes_[i] = root_classes_[0];
       try_node(i, pn, root_, b);
+      return;
+    }
+    const size_t from = candidates_.size();
+    if (st.parent < 0) {
+      // A later pattern's root: the matcher gives its class, not its node.
+      classes_[i] = root_classes_[st.pattern];
+      for (Id n : g_.class_nodes(classes_[i]))
+        if (g_.op(n) == pn.op_id) candidates_.push_back(n);
+      const size_t to = candidates_.size();
+      for (size_t k = from; k < to && uses_ < kMaxBindings; ++k) try_node(i, pn, candidates_[k], b);
+      candidates_.resize(from);
       return;
     }
     // The class the parent's argument reads.
@@ -159,7 +184,6 @@ class Run {
     const std::span<const Id> kids = g_.children(chosen_[p]);
     if (!slot.is_node() || slot.node >= kids.size()) return;
     classes_[i] = g_.find(kids[slot.node]);
-    const size_t from = candidates_.size();
     if (pn.family) {
       const std::vector<Id>& members = family_nodes(classes_[i], *pn.family);
       candidates_.insert(candidates_.end(), members.begin(), members.end());
@@ -319,6 +343,8 @@ eg::Rewrite make_rewrite(std::shared_ptr<CompiledRule> rule, TensorEGraph& t) {
   rule->matcher_var.assign(rule->vars.size(), 0);
   for (size_t v = 0; v < rule->vars.size(); ++v)
     if (rule->vars[v].in_pattern) rule->matcher_var[v] = rw.var(rule->vars[v].name);
+  rule->root_slot.clear();
+  for (size_t j = 1; j < rule->roots.size(); ++j) rule->root_slot.push_back(rw.var("?#root" + std::to_string(j)));
   return rw;
 }
 

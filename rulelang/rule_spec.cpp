@@ -89,11 +89,16 @@ std::vector<RuleSpec> parse_rule_file(std::string_view text, const std::string& 
         throw RuleError(i < items.size() ? items[i].at : e.at, std::string("rule '") + r.name + "' needs " + what);
       return items[i++];
     };
-    r.lhs = need("a left-hand side");
+    const auto is_arrow = [](const SExpr& x) { return x.is_atom("=>") || x.is_atom("<=>"); };
+    r.lhs.push_back(need("a left-hand side"));
+    // A multi-pattern's further patterns (named, so the compiler can say so).
+    while (i < items.size() && items[i].is_list() && items[i].head() != "define") r.lhs.push_back(items[i++]);
     const SExpr& arrow = need("'=>' or '<=>'");
-    if (!arrow.is_atom("=>") && !arrow.is_atom("<=>")) throw RuleError(arrow.at, "expected '=>' or '<=>', found " + arrow.to_string());
+    if (!is_arrow(arrow)) throw RuleError(arrow.at, "expected '=>' or '<=>', found " + arrow.to_string());
     r.both_ways = arrow.is_atom("<=>");
-    r.rhs = need("a right-hand side");
+    r.rhs.push_back(need("a right-hand side"));
+    // A multi-pattern's further sides: ?root=EXPR each.
+    while (i < items.size() && items[i].head() == "as") r.rhs.push_back(items[i++]);
     while (i < items.size() && !is_header(items[i]) && items[i].head() != "define") {
       const SExpr& k = items[i++];
       if (k.is_atom("if")) {
@@ -110,12 +115,20 @@ std::vector<RuleSpec> parse_rule_file(std::string_view text, const std::string& 
         throw RuleError(k.at, "expected 'if', 'let', 'doc' or the next rule, found " + k.to_string());
       }
     }
-    r.lhs = expand(r.lhs, helpers);
-    r.rhs = expand(r.rhs, helpers);
+    for (SExpr& x : r.lhs) x = expand(x, helpers);
+    for (SExpr& x : r.rhs) x = expand(x, helpers);
     for (auto& [v, x] : r.lets) x = expand(x, helpers);
     for (SExpr& c : r.conditions) c = expand(c, helpers);
     // What the rule means, helpers expanded: the proof cache's key.
-    r.text = r.name + ": " + r.lhs.to_string() + (r.both_ways ? " <=> " : " => ") + r.rhs.to_string();
+    const auto side = [](const std::vector<SExpr>& xs) {
+      std::string t;
+      for (const SExpr& x : xs) {
+        if (!t.empty()) t += ' ';
+        t += x.to_string();
+      }
+      return t;
+    };
+    r.text = r.name + ": " + side(r.lhs) + (r.both_ways ? " <=> " : " => ") + side(r.rhs);
     for (const auto& [v, x] : r.lets) r.text += " let " + v.text + " " + x.to_string();
     for (const SExpr& c : r.conditions) r.text += " if " + c.to_string();
     rules.push_back(std::move(r));

@@ -10,6 +10,10 @@
 // its clauses in any order: `if COND` (all must hold), `let ?v EXPR` (a
 // name for a value, in order) and `doc "TEXT"`. `<=>` makes a rule that
 // also runs right to left (its second direction is named NAME-reverse).
+// A multi-pattern has several named patterns on the left, joined on the
+// variables they share, and rewrites their roots on the right:
+//   NAME: ?a=(P1) ?b=(P2) => ?b=EXPR
+
 // docs/rule-language.md is the full description.
 #pragma once
 
@@ -23,7 +27,7 @@ namespace sator::rulelang {
 struct RuleSpec {
   std::string name;
   Where at;
-  SExpr lhs, rhs;
+  std::vector<SExpr> lhs, rhs;  // one pattern and one expression, or a multi-pattern's
   bool both_ways = false;
   std::vector<std::pair<SExpr, SExpr>> lets;  // (?v, EXPR)
   std::vector<SExpr> conditions;

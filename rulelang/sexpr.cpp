@@ -125,6 +125,18 @@ class Reader {
       as.items.push_back(one());
       return as;
     }
+    // `?b=?x` (a multi-pattern's root rewritten to a variable): (as ?b ?x).
+    if (const size_t eq = e.text.find('='); e.text[0] == '?' && eq != std::string::npos && eq > 1 && eq + 1 < e.text.size()) {
+      SExpr as;
+      as.kind = SExpr::Kind::List;
+      as.at = e.at;
+      as.items.push_back(SExpr{SExpr::Kind::Atom, "as", {}, e.at});
+      as.items.push_back(SExpr{SExpr::Kind::Atom, e.text.substr(0, eq), {}, e.at});
+      Where value_at = e.at;
+      value_at.column += eq + 1;
+      as.items.push_back(SExpr{SExpr::Kind::Atom, e.text.substr(eq + 1), {}, value_at});
+      return as;
+    }
     return e;
   }
 };

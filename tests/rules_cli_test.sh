@@ -32,6 +32,14 @@ grep -q '"rule": "negation-out-of-product"' "$tmp/r.json" || fail "--report has 
 # Without the file the shipped rules leave the graph as it is.
 "$sator" optimize "$ex/negated.json" -o "$tmp/plain.json" | grep -q "6 nodes -> 6" || fail "the shipped rules alone changed the example"
 
+# A multi-pattern (examples/rules/sum_kept.rules): two sums of one tensor
+# joined on the tensor and the dims; the second becomes a view of the first.
+"$sator" optimize "$ex/two_sums.json" --rules-only "$ex/sum_kept.rules" --explain --verify -o "$tmp/sums.json" >"$tmp/m.txt" 2>/dev/null ||
+  fail "optimize with the multi-pattern example: $(cat "$tmp/m.txt")"
+grep -q "sator_0  <- sum-from-kept-sum" "$tmp/m.txt" || fail "the multi-pattern did not fire: $(cat "$tmp/m.txt")"
+[ "$(grep -c '"op":"aten.sum.dim_IntList"' "$tmp/sums.json")" = 1 ] || fail "the multi-pattern left two sums"
+grep -q "verify: passed" "$tmp/m.txt" || fail "the multi-pattern's result did not verify"
+
 # A wrong rule does not run: exit 2, file:line:col, no output.
 "$sator" optimize "$ex/negated.json" --rules "$planted/24-sub-commuted.rules" -o "$tmp/bad.json" >/dev/null 2>"$tmp/e3.txt"
 [ $? = 2 ] || fail "a rule check-rules rejects ran (exit not 2)"

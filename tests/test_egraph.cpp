@@ -139,8 +139,8 @@ TEST_CASE("patterns match, compare repeated variables, look up ground terms", "[
 TEST_CASE("multi-patterns join on shared variables", "[egraph][pattern]") {
   Fixture t;
   const Id x = t.leaf(t.a), y = t.leaf(t.b);
-  t.node(t.f, {x});
-  t.node(t.h, {x});
+  const Id fx = t.node(t.f, {x});
+  const Id hx = t.node(t.h, {x});
   t.node(t.h, {y});
   t.g.rebuild();
   Rewrite rw("join", t.lang, "(f ?v); (h ?v)", [](EGraph&, Id, Subst) { return kNoId; });
@@ -148,6 +148,9 @@ TEST_CASE("multi-patterns join on shared variables", "[egraph][pattern]") {
   rw.search(t.g, m);
   REQUIRE(m.size() == 1);
   CHECK(m.subst(0)[rw.var("?v")] == t.g.find(x));
+  // The second pattern's root class comes with the match.
+  CHECK(m.subst(0)[rw.var("?#root1")] == t.g.find(hx));
+  CHECK(m.classes[0] == t.g.find(fx));
 }
 
 TEST_CASE("conditional rules and builders", "[egraph][rewrite]") {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "egraph/runner.h"
+#include "ir/graph_builder.h"
 #include "ir/graph_io.h"
 #include "ir/shape_check.h"
 #include "pipeline/optimize.h"
@@ -95,7 +96,8 @@ twice: (permute (permute ?x ?p) ?q) <=> (permute ?x ?r) let ?r (compose ?p ?q)
   // The helper is expanded where it is called.
   REQUIRE(f.rules[0].conditions.size() == 1);
   CHECK(f.rules[0].conditions[0].to_string() == "(= (shape ?x) (shape ?out))");
-  CHECK(f.rules[0].lhs.to_string() == "(as ?out (view ?x _))");
+  REQUIRE(f.rules[0].lhs.size() == 1);
+  CHECK(f.rules[0].lhs[0].to_string() == "(as ?out (view ?x _))");
   CHECK(f.rules[1].both_ways);
   REQUIRE(f.rules[1].lets.size() == 1);
   CHECK(f.rules[1].lets[0].first.text == "?r");
@@ -135,6 +137,65 @@ TEST_CASE("rule file errors name the file, line and column", "[rulelang]") {
   CHECK(rejection("r: (view ?x ?s:dtype) => ?x") == "user.rules:1:13: '?s' is declared a dtype, used here as a size list");
   CHECK(rejection("(define (h ?a) (rank ?a))\nr: (view ?x _) => ?x if (= (h ?x ?x) 1)") ==
         "user.rules:2:28: helper 'h' takes 1 arguments, not 2");
+}
+
+TEST_CASE("multi-patterns: errors", "[rulelang]") {
+  CHECK(rejection("r: ?a=(neg ?x) (exp ?x) => ?a=?x") ==
+        "user.rules:1:16: each pattern of a multi-pattern names its root (?a=(op ...)), so the right-hand side can rewrite it");
+  CHECK(rejection("r: ?a=(neg ?x) ?b=(exp ?y) => ?a=?x") ==
+        "user.rules:1:16: this pattern shares no variable with the patterns before it: every pair of matches would be tried");
+  CHECK(rejection("r: ?a=(neg ?x) ?b=(exp ?x) => ?c=?x") == "user.rules:1:31: '?c' names no pattern's root");
+  CHECK(rejection("r: ?a=(neg ?x) ?b=(exp ?x) => ?a=?x ?a=?x") == "user.rules:1:37: '?a' is rewritten twice");
+  CHECK(rejection("r: ?a=(neg ?x) ?b=(exp ?x) => ?x") ==
+        "user.rules:1:31: a multi-pattern's right-hand side is ?root=EXPR for the roots it rewrites");
+  CHECK(rejection("r: ?a=(neg ?x) ?b=(exp ?x) <=> ?a=(exp ?x)") ==
+        "user.rules:1:1: rule 'r' is a multi-pattern: it runs one way (=>), not both (<=>)");
+  CHECK(rejection("r: (neg ?x) => ?x ?y=(exp ?x)") ==
+        "user.rules:1:19: a rule of one pattern has one right-hand side (several, ?root=EXPR each, rewrite a multi-pattern's roots)");
+}
+
+TEST_CASE("multi-patterns: joined on shared variables and named nodes, each root rewritten", "[rulelang]") {
+  // Two sums of x: over the same dims (joined), and one over other dims (not).
+  GraphBuilder b("sums");
+  const NodeId x = b.input({SymExpr(6), SymExpr(4), SymExpr(5)});
+  const NodeId kept = b.op("aten.sum.dim_IntList", {GraphBuilder::ref(x), GraphBuilder::ints({1}), Value::of_bool(true)});
+  const NodeId dropped = b.op("aten.sum.dim_IntList", {GraphBuilder::ref(x), GraphBuilder::ints({1})});
+  const NodeId other = b.op("aten.sum.dim_IntList", {GraphBuilder::ref(x), GraphBuilder::ints({2})});
+  const Graph g = b.finish({kept, dropped, other});
+  const auto f = parse_rule_text(
+      "r: ?k=(sum.dim_IntList ?x ?d true) ?s=(sum.dim_IntList ?x ?d) => ?s=(view ?k (shape ?s))", "user.rules");
+  TensorEGraph t(g);
+  eg::Runner runner;
+  runner.run(t.egraph, make_rewrites({f}, t));
+  const auto view_in = [&](NodeId n) {
+    for (eg::Id e : t.egraph.class_nodes(t.egraph.find(t.node_of(n))))
+      if (t.lang.op_name(t.egraph.op(e)) == "aten.view.default") return true;
+    return false;
+  };
+  CHECK(view_in(dropped));     // the sum over [1] is a view of the kept one
+  CHECK_FALSE(view_in(other));  // the sum over [2] shares x but not the dims
+  CHECK_FALSE(view_in(kept));
+
+  // A node named in the first pattern, read by the second: -x feeds both an
+  // exp and a mul; the rule rewrites both roots at once.
+  GraphBuilder c("named");
+  const NodeId y = c.input({SymExpr(3), SymExpr(4)});
+  const NodeId neg = c.op("aten.neg.default", {GraphBuilder::ref(y)});
+  const NodeId e = c.op("aten.exp.default", {GraphBuilder::ref(neg)});
+  const NodeId m = c.op("aten.mul.Tensor", {GraphBuilder::ref(neg), GraphBuilder::ref(y)});
+  const Graph h = c.finish({e, m});
+  const auto two = parse_rule_text(
+      "r: ?a=(exp ?n=(neg ?x)) ?b=(mul.Tensor ?n ?x) => ?a=(reciprocal (exp ?x)) ?b=(neg (mul.Tensor ?x ?x))", "user.rules");
+  TensorEGraph u(h);
+  eg::Runner r2;
+  r2.run(u.egraph, make_rewrites({two}, u));
+  const auto has_op = [&](NodeId n, const char* op) {
+    for (eg::Id k : u.egraph.class_nodes(u.egraph.find(u.node_of(n))))
+      if (u.lang.op_name(u.egraph.op(k)) == op) return true;
+    return false;
+  };
+  CHECK(has_op(e, "aten.reciprocal.default"));
+  CHECK(has_op(m, "aten.neg.default"));
 }
 
 TEST_CASE("a rule from text rewrites: view of view, with its condition", "[rulelang]") {
