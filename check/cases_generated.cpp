@@ -57,6 +57,14 @@ Value draw_param(Draw& d, const OpInfo& op, const ParamSpec& p, const std::vecto
     }
     case ParamType::SymIntList:
       if (op.name == "aten.expand.default") return expand_sizes(d, shape);
+      if (rank >= 2 && d.integer(0, 2) == 0) {
+        // The leading dims flattened into one, the last one or two kept: how
+        // AOTAutograd feeds mm and bmm.
+        const int64_t keep = d.integer(1, std::min<int64_t>(2, rank - 1));
+        std::vector<SymExpr> out = {product({shape.begin(), shape.end() - keep})};
+        out.insert(out.end(), shape.end() - keep, shape.end());
+        return B::sizes(out);
+      }
       return B::sizes(regroup(d, shape));
     case ParamType::SymInt: {
       // Slice bounds and the like: often the whole dim (start 0 or None,
@@ -176,8 +184,8 @@ class Instance {
   std::map<int, NodeId> named_;  // ?n=(...) nodes built so far
   std::map<int, Value> attrs_;
 
-  // Every tensor variable an input of the instance's rank, all of one shape
-  // (elementwise ops of two variables then need no broadcasting).
+  // A tensor variable: an input of the instance's rank, or of a shape
+  // related to the first one's.
   NodeId tensor_var(int var) {
     if (auto it = tensors_.find(var); it != tensors_.end()) return it->second;
     if (shape_.empty() && !drawn_) {
@@ -190,7 +198,21 @@ class Instance {
       dtype_ = d_.pick(dtypes);
       drawn_ = true;
     }
-    return tensors_[var] = d_.b.input(shape_, dtype_);
+    // The first tensor has the instance's shape; each later one half the
+    // time too, else one that broadcasts into it, as a bias or a mask does:
+    // a suffix of it, or it with some dims 1. (Shapes that broadcast only
+    // where two sizes happen to be equal would make symbolic instances the
+    // prover cannot type.)
+    if (tensors_.empty() || d_.coin()) return tensors_[var] = d_.b.input(shape_, dtype_);
+    std::vector<SymExpr> s;
+    if (d_.coin()) {
+      s.assign(shape_.begin() + d_.integer(0, static_cast<int64_t>(shape_.size())), shape_.end());
+    } else {
+      s = shape_;
+      for (SymExpr& x : s)
+        if (d_.coin()) x = SymExpr(1);
+    }
+    return tensors_[var] = d_.b.input(s, dtype_);
   }
   std::vector<SymExpr> shape_;
   DType dtype_ = DType::Float32;

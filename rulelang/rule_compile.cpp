@@ -388,6 +388,13 @@ class Compiler {
 
   std::string searcher_text(int i) const {
     const PatternNode& n = r_.pattern[static_cast<size_t>(i)];
+    if (n.is_var && r_.vars[static_cast<size_t>(n.var)].names_node) {
+      // A named node read again: the matcher sees its pattern again (the same
+      // class, by hashconsing), so it joins on its variables, and the greedy
+      // baseline counts the node's users as the pattern uses it.
+      for (size_t k = 0; k < r_.pattern.size(); ++k)
+        if (!r_.pattern[k].is_var && r_.pattern[k].var == n.var) return searcher_text(static_cast<int>(k));
+    }
     if (n.is_var) return r_.vars[static_cast<size_t>(n.var)].name;
     if (n.family) return r_.vars[static_cast<size_t>(n.matcher_var)].name;
     std::string s = "(" + n.op->name;
