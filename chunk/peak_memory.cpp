@@ -11,7 +11,7 @@ namespace sator::chunk {
 namespace {
 
 // Ops whose result is a view of their first argument's storage.
-bool is_view_op(std::string_view op) { return op_has(op, OpFact::Aliases); }
+bool aliases_input(std::string_view op) { return op_has(op, OpFact::Aliases); }
 
 int64_t value_at_hints(const Graph& g, const SymExpr& e) {
   const auto v = e.evaluate([&](const std::string& name) -> std::optional<int64_t> {
@@ -80,7 +80,7 @@ PeakMemory estimate_peak_memory(const Graph& g) {
       continue;
     }
     const Value* base = first_arg(node);
-    bool view = is_view_op(node.op) && base && !refers[base->node].empty();
+    bool view = aliases_input(node.op) && base && !refers[base->node].empty();
     if (node.op == "aten.reshape.default" && base) {
       const TensorType* in = tensor_of(g, base->node);
       view = in && contiguous(g, *in) && !refers[base->node].empty();

@@ -30,7 +30,7 @@ eg::Extraction extract_cheapest(const TensorEGraph& t, const Graph& input, const
     const std::string& op = t.lang.op_name(t.egraph.op(n));
     // Views cost no time; a nanosecond per node breaks ties toward the
     // graph with fewer nodes (fewer layout ops) among equally fast ones.
-    const double tie_break = is_plumbing(op) ? 0.0 : 1e-3;
+    const double tie_break = is_graph_io(op) ? 0.0 : 1e-3;
     return extract::roofline_cost(*device, op, in, out).seconds * 1e6 + tie_break;
   };
   // The target's refused ops (unless the input has them) are never
@@ -48,7 +48,7 @@ eg::Extraction extract_cheapest(const TensorEGraph& t, const Graph& input, const
   const auto node_cost = [&](eg::Id n) {
     if (target.restricts() && refused(t.egraph.op(n))) return std::numeric_limits<double>::infinity();
     if (options.cost == "roofline") return roofline_node(n);
-    return is_plumbing(t.lang.op_name(t.egraph.op(n))) ? 0.0 : 1.0;
+    return is_graph_io(t.lang.op_name(t.egraph.op(n))) ? 0.0 : 1.0;
   };
   std::vector<eg::Id> roots;
   for (const auto& o : t.outputs())

@@ -24,13 +24,13 @@ double ms_since(std::chrono::steady_clock::time_point t) {
 
 double graph_cost(const Graph& g) {
   double c = 0;
-  for (const Node& n : g.nodes) c += is_plumbing(n.op) ? 0 : 1;
+  for (const Node& n : g.nodes) c += is_graph_io(n.op) ? 0 : 1;
   return c;
 }
 
 }  // namespace
 
-bool is_plumbing(std::string_view op) { return op == "placeholder" || op == "get_attr" || op == "output"; }
+bool is_graph_io(std::string_view op) { return op == "placeholder" || op == "get_attr" || op == "output"; }
 
 double estimate_cost(const Graph& g, const std::string& cost, const std::string& device) {
   if (cost == "nodes") return graph_cost(g);

@@ -79,7 +79,7 @@ struct OptimizeResult {
 
 // Graph inputs and outputs (placeholder, get_attr, output): plumbing the
 // node-count cost does not count and the roofline prices at zero.
-bool is_plumbing(std::string_view op);
+bool is_graph_io(std::string_view op);
 
 // A graph's cost under `cost`: "nodes" (compute nodes) or "roofline" (the
 // estimated compiled µs on `device`). Throws std::invalid_argument for an

@@ -50,7 +50,7 @@ bool is_contiguous(const std::vector<SymExpr>& shape, const std::vector<SymExpr>
   return true;
 }
 
-bool is_view_op(const std::string& op) { return op_has(op, OpFact::ViewOrReshape); }
+bool writes_view_or_reshape(const std::string& op) { return op_has(op, OpFact::ViewOrReshape); }
 
 }  // namespace
 
@@ -211,7 +211,7 @@ class GraphWriter {
     }
     bool contiguous = true;
     for (NodeId k : kids) contiguous &= contiguous_[k] || out_.nodes[k].result != Node::Result::Tensor;
-    if (same_inputs && is_view_op(node.op) == false) {
+    if (same_inputs && !writes_view_or_reshape(node.op)) {
       const Node& src = t_.source().nodes[orig->second];
       node.tensor.stride = src.tensor.stride;
       node.outputs = src.outputs.empty() ? node.outputs : src.outputs;
@@ -235,7 +235,7 @@ class GraphWriter {
   void derive_strides(Node& node, const std::vector<NodeId>& kids, bool& contiguous) {
     const std::vector<SymExpr>& shape = node.tensor.shape;
     const Node* in = kids.empty() ? nullptr : &out_.nodes[kids[0]];
-    if (is_view_op(node.op) && in) {
+    if (writes_view_or_reshape(node.op) && in) {
       node.op = contiguous_[kids[0]] ? "aten.view.default" : "aten.reshape.default";
       node.tensor.stride = contiguous_strides(shape);
       contiguous = contiguous_[kids[0]];
