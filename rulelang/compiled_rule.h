@@ -100,6 +100,12 @@ struct CompiledRule {
   std::vector<std::pair<int, Expr>> lets;
   std::vector<Expr> conditions;
   std::vector<RootRewrite> rhs;      // one for the root, or one per rewritten root
+  // The lets and conditions, each run as soon as the variables it reads are
+  // bound: at point p, before step p is matched (p = steps.size(): the
+  // binding is complete), so a binding that fails a condition is not
+  // extended further. A let is (true, index into lets), a condition (false,
+  // index into conditions); in each point lets first, each in file order.
+  std::vector<std::vector<std::pair<bool, size_t>>> checks_at;
   std::vector<uint32_t> matcher_var;  // per variable: its index in the Rewrite (in_pattern only)
   std::vector<uint32_t> root_slot;    // per later pattern: its root class's index in the Rewrite
   // The ops the rule reads or builds (for the checker: a rule of layout ops

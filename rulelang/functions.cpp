@@ -150,15 +150,22 @@ std::vector<Function> make_functions() {
   // Lists and layout arithmetic.
   add("prod", {T::Sizes}, T::Size, "the product of sizes", [](TensorEGraph&, Args a) {
     SymExpr n = 1;
+    if (const auto* s = a[0]->size_list()) {
+      for (const SymExpr& d : *s) n = n * d;
+      return of_size(n);
+    }
     for (const SymExpr& d : to_sizes(a[0]->value())) n = n * d;
     return of_size(n);
   });
   add("len", {T::Sizes}, T::Int, "a list's length", [](TensorEGraph&, Args a) {
+    if (const auto* s = a[0]->size_list()) return RValue::of(Value::of_int(static_cast<int64_t>(s->size())));
     if (!a[0]->value().is_list()) throw Decline{};
     return RValue::of(Value::of_int(static_cast<int64_t>(a[0]->value().list.size())));
   });
   add("at", {T::Sizes, T::Int}, T::Size, "a list's element (negative indices count from the end)",
       [](TensorEGraph&, Args a) {
+        if (const auto* s = a[0]->size_list())
+          return of_size((*s)[static_cast<size_t>(wrap(to_int(a[1]->value()), static_cast<int64_t>(s->size())))]);
         if (!a[0]->value().is_list()) throw Decline{};
         return RValue::of(a[0]->value().list[static_cast<size_t>(wrap(to_int(a[1]->value()), static_cast<int64_t>(a[0]->value().list.size())))]);
       });
@@ -188,6 +195,11 @@ std::vector<Function> make_functions() {
         return RValue::of(std::move(l));
       });
   add("remove", {T::Sizes, T::Int}, T::Sizes, "the list without index i", [](TensorEGraph&, Args a) {
+    if (const auto* s = a[0]->size_list()) {
+      std::vector<SymExpr> out = *s;
+      out.erase(out.begin() + wrap(to_int(a[1]->value()), static_cast<int64_t>(out.size())));
+      return RValue::of_sizes(std::move(out));
+    }
     if (!a[0]->value().is_list()) throw Decline{};
     Value l = a[0]->value();
     l.list.erase(l.list.begin() + wrap(to_int(a[1]->value()), static_cast<int64_t>(l.list.size())));
@@ -265,6 +277,15 @@ std::vector<Function> make_functions() {
   add("and", {T::Bool}, T::Bool, "all hold", nullptr, true);
   add("or", {T::Bool}, T::Bool, "one holds", nullptr, true);
   add("list", {T::Size}, T::Sizes, "a list of the values given (what [a b c] writes)", [](TensorEGraph&, Args a) {
+    // Sizes stay sizes (the size functions and comparisons read them directly).
+    std::vector<SymExpr> sizes;
+    for (const RValue* x : a) {
+      const Value& v = x->value();
+      if (v.kind == Value::Kind::Int) sizes.emplace_back(v.i);
+      else if (v.kind == Value::Kind::Sym) sizes.push_back(v.sym);
+      else break;
+    }
+    if (sizes.size() == a.size()) return RValue::of_sizes(std::move(sizes));
     std::vector<Value> out;
     for (const RValue* x : a) out.push_back(x->value());
     return RValue::of(Value::of_list(std::move(out)));
@@ -276,22 +297,23 @@ std::vector<Function> make_functions() {
 
 const Value& RValue::value() const {
   static const Value none;
-  return own ? *own : ref ? *ref : none;
+  if (own) return *own;
+  if (ref) return *ref;
+  if (const std::vector<SymExpr>* s = size_list()) return own.emplace(sizes_value(*s));
+  return none;
 }
 
 RValue materialize(RValue x) {
-  if (x.shape) {
-    x.own = sizes_value(*x.shape);
-    x.shape = nullptr;
-  }
+  if (x.shape && !x.sizes && !x.own && !x.ref) x.sizes = *x.shape;
+  x.shape = nullptr;
   return x;
 }
 
 Truth equality(TensorEGraph& t, const RValue& a, const RValue& b) {
   if (a.cls != eg::kNoId || b.cls != eg::kNoId)
     return a.cls != eg::kNoId && b.cls != eg::kNoId && t.egraph.find(a.cls) == t.egraph.find(b.cls) ? Truth::True : Truth::False;
-  if (a.shape && b.shape) return shape_equality(t, *a.shape, *b.shape);
-  return value_equality(t, materialize(a).value(), materialize(b).value());
+  if (a.size_list() && b.size_list()) return shape_equality(t, *a.size_list(), *b.size_list());
+  return value_equality(t, a.value(), b.value());  // (value() makes a size list a list Value)
 }
 
 std::vector<SymExpr> to_sizes(const Value& v) {

@@ -25,20 +25,29 @@ struct RValue {
   // A tensor's shape read in place (what `shape` gives a comparison: most
   // conditions compare two shapes). Valid until the next node is added.
   const std::vector<SymExpr>* shape = nullptr;
+  // A computed size list (remove, insert, list of sizes, ...): kept as sizes,
+  // which the size functions read directly, rather than as a list Value.
+  std::optional<std::vector<SymExpr>> sizes;
   const Value* ref = nullptr;
-  std::optional<Value> own;
+  // The value held; a size list is made one only when a function reads it
+  // as a Value (value() fills it).
+  mutable std::optional<Value> own;
 
   const Value& value() const;
+  // The size list this holds (in place or computed), or null.
+  const std::vector<SymExpr>* size_list() const { return sizes ? &*sizes : shape; }
   static RValue tensor(eg::Id c) { RValue r; r.cls = c; return r; }
   static RValue of(Value x) { RValue r; r.own = std::move(x); return r; }
+  static RValue of_sizes(std::vector<SymExpr> s) { RValue r; r.sizes = std::move(s); return r; }
   static RValue at(const Value& x) { RValue r; r.ref = &x; return r; }
   // The same value, read where this one holds it.
-  RValue view() const { RValue r; r.cls = cls; r.shape = shape; r.ref = own ? &*own : ref; return r; }
+  RValue view() const { RValue r; r.cls = cls; r.shape = size_list(); r.ref = own ? &*own : ref; return r; }
   // The value, moved out where this one holds it.
   Value take() { return own ? std::move(*own) : value(); }
 };
 
-// A shape read in place made a list Value.
+// A shape read in place made a value of its own (it outlives the match's
+// node additions).
 RValue materialize(RValue x);
 // Whether two values are equal: tensors by class, sizes (and shapes read in
 // place) as the shape prover decides — True or False only when proved —,

@@ -1,6 +1,7 @@
 // Compiling a rule entry: names resolved against the op table and the
 // function table, variables typed by the schema parameters they stand in,
 // every expression typed.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <unordered_map>
@@ -154,6 +155,7 @@ class Compiler {
         throw RuleError(rhs[1].at, "a rule of one pattern has one right-hand side (several, ?root=EXPR each, rewrite a multi-pattern's roots)");
       r_.rhs.push_back({0, expr(rhs[0], true)});
       need(r_.rhs[0].expr, Type::Tensor, rhs[0].at, "the right-hand side");
+      schedule_checks();
       return std::move(r_);
     }
     for (const SExpr& x : rhs) {
@@ -168,6 +170,7 @@ class Compiler {
       r_.rhs.push_back({j, expr(x.items[2], true)});
       need(r_.rhs.back().expr, Type::Tensor, x.items[2].at, "the right-hand side");
     }
+    schedule_checks();
     return std::move(r_);
   }
 
@@ -359,6 +362,54 @@ class Compiler {
     return add_node(std::move(n));
   }
 
+  // Variables an expression reads.
+  static void reads(const Expr& e, uint64_t& vars) {
+    if ((e.kind == Expr::Kind::Var || e.kind == Expr::Kind::Like) && e.var >= 0) vars |= uint64_t{1} << e.var;
+    for (const Expr& a : e.args) reads(a, vars);
+  }
+
+  // Where each let and condition runs (CompiledRule::checks_at): the first
+  // point at which every variable it reads is bound. The matcher binds the
+  // pattern's tensor variables before point 0; step i binds its node's name,
+  // its attribute variables and a family's inputs, by point i + 1.
+  void schedule_checks() {
+    std::vector<size_t> ready(r_.vars.size(), 0);
+    std::vector<bool> seen(r_.vars.size(), false);
+    for (size_t v = 0; v < r_.vars.size(); ++v) seen[v] = r_.vars[v].in_pattern;
+    const auto bind = [&](int v, size_t point) {
+      if (v < 0 || seen[static_cast<size_t>(v)]) return;
+      seen[static_cast<size_t>(v)] = true;
+      ready[static_cast<size_t>(v)] = point;
+    };
+    for (size_t i = 0; i < r_.steps.size(); ++i) {
+      const PatternNode& n = r_.pattern[static_cast<size_t>(r_.steps[i].node)];
+      bind(n.var, i + 1);
+      for (const PatternArg& a : n.args) {
+        if (a.kind == PatternArg::Kind::Var) bind(a.var, i + 1);
+        if (n.family && a.kind == PatternArg::Kind::Child) bind(r_.pattern[static_cast<size_t>(a.child)].var, i + 1);
+      }
+    }
+    // Anything not placed above (a variable only the checks bind) waits
+    // for the complete binding.
+    for (size_t v = 0; v < r_.vars.size(); ++v)
+      if (!seen[v]) ready[v] = r_.steps.size();
+    const auto point_of = [&](const Expr& e) {
+      uint64_t vars = 0;
+      reads(e, vars);
+      size_t p = 0;
+      for (size_t v = 0; v < r_.vars.size(); ++v)
+        if ((vars >> v) & 1) p = std::max(p, ready[v]);
+      return p;
+    };
+    r_.checks_at.assign(r_.steps.size() + 1, {});
+    for (size_t k = 0; k < r_.lets.size(); ++k) {
+      const size_t p = point_of(r_.lets[k].second);
+      ready[static_cast<size_t>(r_.lets[k].first)] = p;
+      r_.checks_at[p].push_back({true, k});
+    }
+    for (size_t k = 0; k < r_.conditions.size(); ++k) r_.checks_at[point_of(r_.conditions[k])].push_back({false, k});
+  }
+
   // Whether pattern node `root`'s pattern uses a variable (or a named node)
   // of the patterns compiled before it.
   bool shares_variable(int root) const {
@@ -425,6 +476,14 @@ class Compiler {
         ints &= x.args.back().type == Type::Int;
       }
       x.type = ints ? Type::IntList : Type::Sizes;
+      // A list of literals is a literal: built once, not at every match.
+      if (std::all_of(x.args.begin(), x.args.end(), [](const Expr& a) { return a.kind == Expr::Kind::Literal; })) {
+        std::vector<Value> items;
+        for (const Expr& a : x.args) items.push_back(a.literal);
+        x.kind = Expr::Kind::Literal;
+        x.literal = Value::of_list(std::move(items));
+        x.args.clear();
+      }
       return x;
     }
     if (e.is_atom()) {

@@ -125,13 +125,28 @@ class Run {
   std::vector<Id> candidates_;  // scratch: a class's nodes, copied before building
   Id result_ = kNoId;
 
-  // Lets, conditions, and the right-hand sides of one binding. Every side
-  // is built before any is merged: a side that declines leaves nothing merged.
+  // The lets and conditions that run at point i (CompiledRule::checks_at):
+  // false where a condition does not hold or a function declines.
+  bool checks_hold(size_t i, Binding& x) {
+    try {
+      for (const auto& [let, k] : r_.checks_at[i]) {
+        if (let) {
+          const auto& [v, e] = r_.lets[k];
+          x.set(static_cast<size_t>(v), materialize(eval(e, x)));
+        } else if (!eval(r_.conditions[k], x).value().b) {
+          return false;
+        }
+      }
+    } catch (const Decline&) {
+      return false;
+    }
+    return true;
+  }
+
+  // The right-hand sides of a complete binding. Every side is built before
+  // any is merged: a side that declines leaves nothing merged.
   void use(Binding& x) {
     try {
-      for (const auto& [v, e] : r_.lets) x.set(static_cast<size_t>(v), materialize(eval(e, x)));
-      for (const Expr& c : r_.conditions)
-        if (!eval(c, x).value().b) return;
       built_.clear();
       for (const RootRewrite& side : r_.rhs) {
         built_.push_back(eval(side.expr, x).cls);
@@ -152,6 +167,8 @@ class Run {
 
   // Step i onward, every way the e-graph holds it.
   void find(size_t i, Binding& b) {
+    // What the bindings so far decide is checked before going deeper.
+    if (!checks_hold(i, b)) return;
     // A complete binding is used at once: what it builds cannot disturb the
     // matching above it, which holds no reference into the e-graph across
     // this call (class nodes are copied, attributes read before it).
@@ -286,7 +303,7 @@ class Run {
             args[i] = &b.vals[static_cast<size_t>(e.args[i].var)];
             continue;
           }
-          computed[i] = materialize(eval(e.args[i], b));
+          computed[i] = eval(e.args[i], b);  // a shape read in place stays valid through the call
           args[i] = &computed[i];
         }
         return e.fn->run(t_, std::span<const RValue* const>(args, n));
@@ -318,8 +335,8 @@ class Run {
       if (x.cls != kNoId) {
         v = Value::of_node(static_cast<NodeId>(kids.size()));
         kids.push_back(x.cls);
-      } else if (x.shape) {
-        v = sizes_value(*x.shape);  // read in place: already in the graph's form
+      } else if (const std::vector<SymExpr>* sizes = x.size_list()) {
+        v = sizes_value(*sizes);  // already in the graph's form
       } else {
         v = normal(var ? x.value() : computed.take(), param_type(spec));
       }

@@ -25,8 +25,15 @@ bool is_header(const SExpr& e) {
 SExpr expand(const SExpr& e, const Helpers& helpers, int depth = 0) {
   if (depth > 64) throw RuleError(e.at, "helpers nest more than 64 deep");
   if (e.kind != SExpr::Kind::List && e.kind != SExpr::Kind::Brackets) return e;
-  SExpr out = e;
-  for (SExpr& item : out.items) item = expand(item, helpers, depth);
+  if (helpers.empty()) return e;
+  // Built item by item (a copy of e then of each item would copy every
+  // subtree once per level above it).
+  SExpr out;
+  out.kind = e.kind;
+  out.text = e.text;
+  out.at = e.at;
+  out.items.reserve(e.items.size());
+  for (const SExpr& item : e.items) out.items.push_back(expand(item, helpers, depth));
   const auto it = e.is_list() ? helpers.find(std::string(e.head())) : helpers.end();
   if (it == helpers.end()) return out;
   const Helper& h = it->second;
@@ -40,8 +47,12 @@ SExpr expand(const SExpr& e, const Helpers& helpers, int depth = 0) {
       const auto p = bind.find(b.text);
       return p == bind.end() ? b : *p->second;
     }
-    SExpr c = b;
-    for (SExpr& item : c.items) item = subst(item);
+    SExpr c;
+    c.kind = b.kind;
+    c.text = b.text;
+    c.at = b.at;
+    c.items.reserve(b.items.size());
+    for (const SExpr& item : b.items) c.items.push_back(subst(item));
     return c;
   };
   return expand(subst(h.body), helpers, depth + 1);
