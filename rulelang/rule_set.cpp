@@ -33,6 +33,12 @@ const RuleFile& shipped_rule_file(const std::string& name) {
   throw std::logic_error("no shipped rule file '" + name + "' in this build");
 }
 
+const char* shipped_rule_source(const std::string& name) {
+  for (unsigned i = 0; i < kShippedRuleFileCount; ++i)
+    if (name == kShippedRuleFiles[i].name) return kShippedRuleFiles[i].text;
+  throw std::logic_error("no shipped rule file '" + name + "' in this build");
+}
+
 std::vector<std::string> shipped_rule_file_names() {
   std::vector<std::string> names;
   for (unsigned i = 0; i < kShippedRuleFileCount; ++i) names.emplace_back(kShippedRuleFiles[i].name);

@@ -21,6 +21,8 @@ struct RuleFile {
 // A shipped file by its name ("layout"); throws std::logic_error if there is
 // none (a build without it is broken).
 const RuleFile& shipped_rule_file(const std::string& name);
+// A shipped file's text, as compiled in.
+const char* shipped_rule_source(const std::string& name);
 // The names of the shipped files ("layout", "pointwise", ...).
 std::vector<std::string> shipped_rule_file_names();
 // Reads and parses a file; throws RuleError naming it (unreadable files too).

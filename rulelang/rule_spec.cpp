@@ -21,27 +21,19 @@ bool is_header(const SExpr& e) {
 }
 
 // Replaces calls of helpers by their bodies (with the arguments put in for
-// the parameters); a helper may call helpers defined before it.
-SExpr expand(const SExpr& e, const Helpers& helpers, int depth = 0) {
+// the parameters), in place; a helper may call helpers defined before it.
+void expand(SExpr& e, const Helpers& helpers, int depth = 0) {
   if (depth > 64) throw RuleError(e.at, "helpers nest more than 64 deep");
-  if (e.kind != SExpr::Kind::List && e.kind != SExpr::Kind::Brackets) return e;
-  if (helpers.empty()) return e;
-  // Built item by item (a copy of e then of each item would copy every
-  // subtree once per level above it).
-  SExpr out;
-  out.kind = e.kind;
-  out.text = e.text;
-  out.at = e.at;
-  out.items.reserve(e.items.size());
-  for (const SExpr& item : e.items) out.items.push_back(expand(item, helpers, depth));
+  if (helpers.empty() || (e.kind != SExpr::Kind::List && e.kind != SExpr::Kind::Brackets)) return;
+  for (SExpr& item : e.items) expand(item, helpers, depth);
   const auto it = e.is_list() ? helpers.find(std::string(e.head())) : helpers.end();
-  if (it == helpers.end()) return out;
+  if (it == helpers.end()) return;
   const Helper& h = it->second;
-  if (out.items.size() - 1 != h.params.size())
+  if (e.items.size() - 1 != h.params.size())
     throw RuleError(e.at, "helper '" + it->first + "' takes " + std::to_string(h.params.size()) + " arguments, not " +
-                              std::to_string(out.items.size() - 1));
+                              std::to_string(e.items.size() - 1));
   std::map<std::string, const SExpr*> bind;
-  for (size_t i = 0; i < h.params.size(); ++i) bind[h.params[i]] = &out.items[i + 1];
+  for (size_t i = 0; i < h.params.size(); ++i) bind[h.params[i]] = &e.items[i + 1];
   std::function<SExpr(const SExpr&)> subst = [&](const SExpr& b) -> SExpr {
     if (b.is_atom()) {
       const auto p = bind.find(b.text);
@@ -55,7 +47,9 @@ SExpr expand(const SExpr& e, const Helpers& helpers, int depth = 0) {
     for (const SExpr& item : b.items) c.items.push_back(subst(item));
     return c;
   };
-  return expand(subst(h.body), helpers, depth + 1);
+  SExpr body = subst(h.body);
+  expand(body, helpers, depth + 1);
+  e = std::move(body);
 }
 
 void define(const SExpr& d, Helpers& helpers) {
@@ -69,7 +63,8 @@ void define(const SExpr& d, Helpers& helpers) {
     if (!seen.insert(sig.items[i].text).second) throw RuleError(sig.items[i].at, "parameter '" + sig.items[i].text + "' twice");
     h.params.push_back(sig.items[i].text);
   }
-  h.body = expand(d.items[2], helpers);
+  h.body = d.items[2];
+  expand(h.body, helpers);
   if (!helpers.emplace(sig.items[0].text, std::move(h)).second)
     throw RuleError(sig.items[0].at, "helper '" + sig.items[0].text + "' is defined twice");
 }
@@ -77,7 +72,7 @@ void define(const SExpr& d, Helpers& helpers) {
 }  // namespace
 
 std::vector<RuleSpec> parse_rule_file(std::string_view text, const std::string& file) {
-  const std::vector<SExpr> items = parse_sexprs(text, file);
+  std::vector<SExpr> items = parse_sexprs(text, file);  // moved into the rules as they are read
   std::vector<RuleSpec> rules;
   std::set<std::string> names;
   Helpers helpers;
@@ -95,29 +90,29 @@ std::vector<RuleSpec> parse_rule_file(std::string_view text, const std::string& 
     r.at = e.at;
     if (!names.insert(r.name).second) throw RuleError(e.at, "rule '" + r.name + "' is defined twice");
     ++i;
-    auto need = [&](const char* what) -> const SExpr& {
+    auto need = [&](const char* what) -> SExpr& {
       if (i >= items.size() || is_header(items[i]))
         throw RuleError(i < items.size() ? items[i].at : e.at, std::string("rule '") + r.name + "' needs " + what);
       return items[i++];
     };
     const auto is_arrow = [](const SExpr& x) { return x.is_atom("=>") || x.is_atom("<=>"); };
-    r.lhs.push_back(need("a left-hand side"));
+    r.lhs.push_back(std::move(need("a left-hand side")));
     // A multi-pattern's further patterns (named, so the compiler can say so).
-    while (i < items.size() && items[i].is_list() && items[i].head() != "define") r.lhs.push_back(items[i++]);
+    while (i < items.size() && items[i].is_list() && items[i].head() != "define") r.lhs.push_back(std::move(items[i++]));
     const SExpr& arrow = need("'=>' or '<=>'");
     if (!is_arrow(arrow)) throw RuleError(arrow.at, "expected '=>' or '<=>', found " + arrow.to_string());
     r.both_ways = arrow.is_atom("<=>");
-    r.rhs.push_back(need("a right-hand side"));
+    r.rhs.push_back(std::move(need("a right-hand side")));
     // A multi-pattern's further sides: ?root=EXPR each.
-    while (i < items.size() && items[i].head() == "as") r.rhs.push_back(items[i++]);
+    while (i < items.size() && items[i].head() == "as") r.rhs.push_back(std::move(items[i++]));
     while (i < items.size() && !is_header(items[i]) && items[i].head() != "define") {
       const SExpr& k = items[i++];
       if (k.is_atom("if")) {
-        r.conditions.push_back(need("a condition after 'if'"));
+        r.conditions.push_back(std::move(need("a condition after 'if'")));
       } else if (k.is_atom("let")) {
         const SExpr& v = need("a ?name after 'let'");
         if (!is_var(v)) throw RuleError(v.at, "'let' names a ?variable");
-        r.lets.emplace_back(v, need("a value after 'let ?name'"));
+        r.lets.emplace_back(v, std::move(need("a value after 'let ?name'")));
       } else if (k.is_atom("doc")) {
         const SExpr& d = need("a \"text\" after 'doc'");
         if (d.kind != SExpr::Kind::String) throw RuleError(d.at, "'doc' takes a \"string\"");
@@ -126,10 +121,10 @@ std::vector<RuleSpec> parse_rule_file(std::string_view text, const std::string& 
         throw RuleError(k.at, "expected 'if', 'let', 'doc' or the next rule, found " + k.to_string());
       }
     }
-    for (SExpr& x : r.lhs) x = expand(x, helpers);
-    for (SExpr& x : r.rhs) x = expand(x, helpers);
-    for (auto& [v, x] : r.lets) x = expand(x, helpers);
-    for (SExpr& c : r.conditions) c = expand(c, helpers);
+    for (SExpr& x : r.lhs) expand(x, helpers);
+    for (SExpr& x : r.rhs) expand(x, helpers);
+    for (auto& [v, x] : r.lets) expand(x, helpers);
+    for (SExpr& c : r.conditions) expand(c, helpers);
     // What the rule means, helpers expanded: the proof cache's key.
     const auto side = [](const std::vector<SExpr>& xs) {
       std::string t;

@@ -35,6 +35,9 @@ std::string SExpr::to_string() const {
 
 namespace {
 
+// ASCII white space (std::isspace is a call per character, and locale-bound).
+bool is_space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+
 class Reader {
  public:
   Reader(std::string_view text, const std::string& file) : s_(text) { at_.file = &intern_file_name(file); }
@@ -65,7 +68,7 @@ class Reader {
       const char c = peek();
       if (c == '#') {
         while (pos_ < s_.size() && peek() != '\n') advance();
-      } else if (std::isspace(static_cast<unsigned char>(c))) {
+      } else if (is_space(c)) {
         advance();
       } else {
         break;
@@ -73,7 +76,7 @@ class Reader {
     }
   }
   static bool delimiter(char c) {
-    return c == '(' || c == ')' || c == '[' || c == ']' || c == '"' || c == '#' || std::isspace(static_cast<unsigned char>(c));
+    return c == '(' || c == ')' || c == '[' || c == ']' || c == '"' || c == '#' || is_space(c);
   }
 
   SExpr one() {
