@@ -35,7 +35,7 @@ struct OptimizeCliOptions {
   bool verify = false;
   bool fuse_dropout = false, no_training_attention = false, training_attention_bias = false;
   bool no_mixed_precision_attention = false;
-  bool explain = false;
+  bool explain = false, explain_attention = false;
   UserRuleOptions user_rules;
 };
 
@@ -82,6 +82,7 @@ void run_optimize(const OptimizeCliOptions& o) {
   opts.user_rules = user.files;
   opts.rules_only = user.only;
   opts.explain = o.explain;
+  opts.explain_attention = o.explain_attention;
   const pipeline::RunResult done = pipeline::run_file(o.path, run);
   const Graph& input = done.input;
   const pipeline::OptimizeResult& r = done.result;
@@ -103,6 +104,11 @@ void run_optimize(const OptimizeCliOptions& o) {
     nlohmann::ordered_json j = run_report(input, r, c);
     j["target"] = o.target;
     j["chunk"] = plan ? chunk_plan_json(*plan) : nlohmann::ordered_json(nullptr);
+    if (o.explain_attention) {
+      j["attention_blocks"] = nlohmann::ordered_json::array();
+      for (const pipeline::AttentionBlock& a : r.attention)
+        j["attention_blocks"].push_back({{"softmax", a.softmax}, {"fused", a.fused}, {"why", a.fused ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(a.why)}});
+    }
     if (o.explain) {
       j["made_by"] = nlohmann::ordered_json::array();
       for (const auto& [node, rule] : r.made_by) j["made_by"].push_back({{"node", node}, {"rule", rule}});
@@ -114,6 +120,14 @@ void run_optimize(const OptimizeCliOptions& o) {
     // The nodes rules made (the others are the input's own, rewritten or not).
     std::printf("made by rules: %zu node%s\n", r.made_by.size(), r.made_by.size() == 1 ? "" : "s");
     for (const auto& [node, rule] : r.made_by) std::printf("  %s  <- %s\n", printable(node).c_str(), rule.c_str());
+  }
+  if (o.explain_attention) {
+    size_t fused = 0;
+    for (const pipeline::AttentionBlock& a : r.attention) fused += a.fused;
+    std::printf("attention: %zu softmax%s over rank-4 tensors, %zu fused\n", r.attention.size(),
+                r.attention.size() == 1 ? "" : "es", fused);
+    for (const pipeline::AttentionBlock& a : r.attention)
+      std::printf("  %s  %s%s\n", printable(a.softmax).c_str(), a.fused ? "fused" : "not fused: ", a.fused ? "" : a.why.c_str());
   }
   if (plan) print_chunk_plan(*plan);
   if (verified) {
@@ -132,6 +146,9 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("-o,--output", opt.out, "write the optimized graph here");
   add_user_rule_options(cmd, opt.user_rules);
   cmd->add_flag("--explain", opt.explain, "name the rule that made each node of the result (also in --report as made_by)");
+  cmd->add_flag("--explain-attention", opt.explain_attention,
+                "list every softmax over a rank-4 tensor: fused, or the first reason it was not (also in --report as "
+                "attention_blocks)");
   cmd->add_option("--report", opt.report, "write a JSON report here");
   cmd->add_option("--iter-limit", opt.iter_limit, "saturation iterations (default 30)")
       ->check(non_negative_count());

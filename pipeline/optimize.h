@@ -13,6 +13,7 @@
 
 #include "egraph/runner.h"
 #include "ir/graph.h"
+#include "pipeline/explain_attention.h"
 
 namespace sator::pipeline {
 
@@ -36,6 +37,9 @@ struct OptimizeOptions {
   bool training_attention_bias = false;
   // Note which rule made each node of the result (OptimizeResult::made_by).
   bool explain = false;
+  // List every softmax over a rank-4 tensor, fused or why not
+  // (OptimizeResult::attention, pipeline/explain_attention.h).
+  bool explain_attention = false;
   // Inference attention under autocast (16-bit scores, a float32 mask, a
   // float32 softmax cast back) fused in 16 bits (rules/mixed_precision.h).
   bool mixed_precision_attention = true;
@@ -70,6 +74,8 @@ struct OptimizeResult {
   // With OptimizeOptions::explain: each node of the output a rule made, as
   // (node name, rule), in the output's order.
   std::vector<std::pair<std::string, std::string>> made_by;
+  // With OptimizeOptions::explain_attention: each attention softmax.
+  std::vector<AttentionBlock> attention;
   // Phases the time limit cut short ("saturation", "extraction"; the CLI
   // adds "chunk planning"): each still finished with a valid result.
   std::vector<std::string> limited;

@@ -1,0 +1,163 @@
+#include "pipeline/explain_attention.h"
+
+#include <deque>
+#include <unordered_set>
+
+#include "ir/op_table.h"
+
+namespace sator::pipeline {
+
+namespace {
+
+bool is_softmax_op(const std::string& op) {
+  return op == "aten._softmax.default" || op == "aten._safe_softmax.default" || op == "aten.softmax.int";
+}
+bool is_matmul_op(const std::string& op) {
+  return op == "aten.matmul.default" || op == "aten.bmm.default" || op == "aten.mm.default";
+}
+bool is_attention_kernel(std::string_view op) { return op.find("scaled_dot_product") != std::string_view::npos; }
+
+// The op without "aten."/"prims." and ".default", as reasons print it.
+std::string short_op(const std::string& op) {
+  std::string s = op;
+  for (const char* prefix : {"aten.", "prims."})
+    if (s.rfind(prefix, 0) == 0) s.erase(0, std::string(prefix).size());
+  if (s.size() > 8 && s.compare(s.size() - 8, 8, ".default") == 0) s.erase(s.size() - 8);
+  return s;
+}
+
+// A node reference in argument i, if that argument is one.
+std::optional<NodeId> arg_node(const Node& n, size_t i) {
+  if (i < n.args.size() && n.args[i].is_node()) return n.args[i].node;
+  return std::nullopt;
+}
+
+// exp(x) / sum(exp(x), ...) as decompositions write softmax.
+bool is_decomposed_softmax(const Graph& g, const Node& n) {
+  if (n.op != "aten.div.Tensor") return false;
+  const auto num = arg_node(n, 0), den = arg_node(n, 1);
+  if (!num || !den || g.nodes[*num].op != "aten.exp.default" || g.nodes[*den].op != "aten.sum.dim_IntList") return false;
+  return arg_node(g.nodes[*den], 0) == num;
+}
+
+// Ops attention's probabilities pass through on the way to the values'
+// matmul: layout ops, casts, dropout's mask and scale.
+bool passes_probabilities(const std::string& op) {
+  return op_has(op, OpFact::PicksElements) || op == "prims.convert_element_type.default" ||
+         op == "aten._to_copy.default" || op == "aten.mul.Tensor" || op == "aten.native_dropout.default" ||
+         op == "getitem";
+}
+
+// The scores' producers, a few levels deep: "add(mul(matmul, number), where)".
+std::string describe(const Graph& g, NodeId n, int depth) {
+  const Node& node = g.nodes[n];
+  std::string s = short_op(node.op);
+  if (node.op == "placeholder") return "an input";
+  if (depth == 0) return s;
+  std::string args;
+  for (const Value& v : node.args) {
+    if (!args.empty()) args += ", ";
+    if (v.is_node()) args += describe(g, v.node, depth - 1);
+    else if (v.kind == Value::Kind::Int || v.kind == Value::Kind::Float) args += "number";
+    else args += "_";
+  }
+  return s + "(" + args + ")";
+}
+
+// The scores a softmax normalizes: its input, or for exp(x - max) / sum, x.
+NodeId scores_of(const Graph& g, const Node& softmax, bool decomposed) {
+  NodeId x = *arg_node(softmax, 0);
+  if (!decomposed) return x;
+  x = arg_node(g.nodes[x], 0).value_or(x);  // exp's input
+  if (g.nodes[x].op == "aten.sub.Tensor") x = arg_node(g.nodes[x], 0).value_or(x);
+  return x;
+}
+
+}  // namespace
+
+std::vector<AttentionBlock> explain_attention(const Graph& input, const TensorEGraph& t, const Graph& output,
+                                              const std::vector<eg::Id>& enode_of, const AttentionFusionOptions& options) {
+  // What the output computes, by e-class.
+  std::unordered_set<eg::Id> computed;
+  for (eg::Id e : enode_of)
+    if (e != eg::kNoId) computed.insert(t.egraph.find(e));
+  bool output_has_kernel = false;
+  for (const Node& n : output.nodes) output_has_kernel |= is_attention_kernel(n.op);
+  std::vector<std::vector<NodeId>> users(input.nodes.size());
+  bool training = false;
+  for (size_t i = 0; i < input.nodes.size(); ++i) {
+    const Node& n = input.nodes[i];
+    training |= n.op == "placeholder" && n.role == Role::Tangent;
+    const auto add = [&](NodeId r) { users[r].push_back(static_cast<NodeId>(i)); };
+    for (const Value& v : n.args) v.for_each_node(add);
+    for (const auto& kv : n.kwargs) kv.second.for_each_node(add);
+  }
+
+  std::vector<AttentionBlock> out;
+  for (size_t i = 0; i < input.nodes.size(); ++i) {
+    const Node& n = input.nodes[i];
+    const bool decomposed = is_decomposed_softmax(input, n);
+    if ((!is_softmax_op(n.op) && !decomposed) || n.result != Node::Result::Tensor || n.tensor.shape.size() != 4) continue;
+    AttentionBlock b;
+    b.softmax = n.name;
+    const eg::Id cls = t.class_of(static_cast<NodeId>(i));
+    b.fused = output_has_kernel && !computed.count(cls);
+    if (b.fused) {
+      out.push_back(std::move(b));
+      continue;
+    }
+    // The softmax's dim (a decomposed one reads its sum's).
+    const Node& dim_node = decomposed ? input.nodes[*arg_node(n, 1)] : n;
+    std::optional<int64_t> dim;
+    if (dim_node.args.size() > 1 && dim_node.args[1].kind == Value::Kind::Int) dim = dim_node.args[1].i;
+    if (dim_node.args.size() > 1 && dim_node.args[1].is_list() && dim_node.args[1].list.size() == 1 &&
+        dim_node.args[1].list[0].kind == Value::Kind::Int)
+      dim = dim_node.args[1].list[0].i;
+    // Where the probabilities go: through layout ops, casts and dropout.
+    std::optional<NodeId> values_matmul;
+    std::string elsewhere;
+    bool returned = false;
+    std::deque<NodeId> todo{static_cast<NodeId>(i)};
+    std::unordered_set<NodeId> seen;
+    while (!todo.empty() && seen.size() < 64) {
+      const NodeId x = todo.front();
+      todo.pop_front();
+      if (!seen.insert(x).second) continue;
+      for (NodeId u : users[x]) {
+        const std::string& op = input.nodes[u].op;
+        if (op == "output") returned = true;
+        else if (is_matmul_op(op) && arg_node(input.nodes[u], 0) == x) values_matmul = values_matmul.value_or(u);
+        else if (passes_probabilities(op)) todo.push_back(u);
+        else if (elsewhere.empty() && op.find("backward") == std::string::npos) elsewhere = short_op(op);
+      }
+    }
+    if (training && !options.training) {
+      b.why = "a joint (training) graph, and training attention fusion is off (--no-training-attention)";
+    } else if (dim && *dim != 3 && *dim != -1) {
+      b.why = "softmax over dim " + std::to_string(*dim) + ", not the last: not attention's probabilities";
+    } else if (returned) {
+      b.why = "its probabilities are a graph output (the model returns the attention weights), so they must be computed";
+    } else if (!values_matmul) {
+      b.why = "its probabilities reach no matmul with the values" + (elsewhere.empty() ? std::string() : " (they go to " + elsewhere + ")");
+    } else if (decomposed && !computed.count(cls)) {
+      b.why = "a decomposed softmax the rules did not recompose";
+    } else {
+      bool kernel_in_egraph = false;
+      for (eg::Id e : t.egraph.class_nodes(t.class_of(*values_matmul)))
+        kernel_in_egraph |= is_attention_kernel(t.lang.op_name(t.egraph.op(e)));
+      const std::string scores = describe(input, scores_of(input, n, decomposed), 3);
+      if (kernel_in_egraph)
+        b.why = "fused in the e-graph, but the extraction kept the decomposed block (estimated cheaper, or the output "
+                "target refuses the kernel)";
+      else if (training && !options.training_bias && scores.rfind("add.Tensor(", 0) == 0)
+        b.why = "its scores add a mask, and a joint graph's masked attention stays decomposed unless "
+                "--training-attention-bias (scores: " + scores + ")";
+      else
+        b.why = "no attention rule fuses scores written as " + scores;
+    }
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+}  // namespace sator::pipeline
