@@ -150,8 +150,8 @@ std::vector<AttentionBlock> explain_attention(const Graph& input, const TensorEG
         b.why = "fused in the e-graph, but the extraction kept the decomposed block (estimated cheaper, or the output "
                 "target refuses the kernel)";
       else if (training && !options.training_bias && scores.rfind("add.Tensor(", 0) == 0)
-        b.why = "its scores add a mask, and a joint graph's masked attention stays decomposed unless "
-                "--training-attention-bias (scores: " + scores + ")";
+        b.why = "its scores add a mask, and the training rules leave a joint graph's masked attention decomposed by "
+                "default (--training-attention-bias tries it; scores: " + scores + ")";
       else
         b.why = "no attention rule fuses scores written as " + scores;
     }
