@@ -119,6 +119,9 @@ struct CompiledRule {
 // of one e-graph's language are set by bind_language (a compiled rule is
 // kept and reused for every e-graph).
 CompiledRule compile_rule(const RuleSpec& spec, bool reverse = false);
+// Places each let and condition at the first point where the variables it
+// reads are bound (CompiledRule::checks_at); part of compile_rule.
+void schedule_checks(CompiledRule& rule);
 void bind_language(CompiledRule& rule, TensorLanguage& lang);
 
 // The op a name in a rule stands for: a full name ("aten.view.default") or

@@ -12,78 +12,6 @@
 
 namespace sator::rulelang {
 
-const char* type_name(Type t) {
-  switch (t) {
-    case Type::Tensor: return "tensor";
-    case Type::Int: return "int";
-    case Type::Size: return "size";
-    case Type::IntList: return "int list";
-    case Type::Sizes: return "size list";
-    case Type::DType: return "dtype";
-    case Type::Number: return "number";
-    case Type::Bool: return "bool";
-    case Type::Any: return "any";
-  }
-  return "?";
-}
-
-bool assignable(Type from, Type to) {
-  if (from == to || to == Type::Any || from == Type::Any) return true;
-  return (from == Type::Int && (to == Type::Size || to == Type::Number)) || (from == Type::Size && to == Type::Number) ||
-         (from == Type::IntList && to == Type::Sizes);
-}
-
-Type param_type(const ParamSpec& p) {
-  switch (p.type) {
-    case ParamType::Tensor: return Type::Tensor;
-    case ParamType::Int: return Type::Int;
-    case ParamType::SymInt: return Type::Size;
-    case ParamType::IntList: return Type::IntList;
-    case ParamType::SymIntList: return Type::Sizes;
-    case ParamType::Float:
-    case ParamType::Scalar: return Type::Number;
-    case ParamType::Bool: return Type::Bool;
-    case ParamType::ScalarType: return Type::DType;
-    default: return Type::Any;
-  }
-}
-
-namespace {
-
-// Short name -> op, built once ("view" -> aten.view.default); a short name
-// two ops share maps to nullptr (ambiguous).
-struct ShortNames {
-  std::unordered_map<std::string_view, const OpInfo*> by_name;
-  std::unordered_map<std::string_view, std::string> clash;
-  ShortNames() {
-    for (const OpInfo& op : all_ops()) {
-      std::string_view s = op.name;
-      for (std::string_view prefix : {"aten.", "prims."})
-        if (s.substr(0, prefix.size()) == prefix) s.remove_prefix(prefix.size());
-      if (s.size() > 8 && s.substr(s.size() - 8) == ".default") s.remove_suffix(8);
-      auto [it, fresh] = by_name.emplace(s, &op);
-      if (!fresh && it->second) {
-        clash[s] = it->second->name + " and " + op.name;
-        it->second = nullptr;
-      }
-    }
-  }
-};
-
-}  // namespace
-
-const OpInfo* find_rule_op(std::string_view name, std::string* why) {
-  if (const OpInfo* op = find_op(name)) return op;
-  static const ShortNames names;
-  const auto it = names.by_name.find(name);
-  if (it != names.by_name.end() && it->second) return it->second;
-  if (why) {
-    if (it != names.by_name.end()) *why = "'" + std::string(name) + "' is both " + names.clash.at(name) + ": write the full name";
-    else *why = "no op '" + std::string(name) + "' in the op table";
-  }
-  return nullptr;
-}
-
 namespace {
 
 bool is_var_name(const SExpr& e) { return e.is_atom() && e.text.size() > 1 && e.text[0] == '?'; }
@@ -155,7 +83,7 @@ class Compiler {
         throw RuleError(rhs[1].at, "a rule of one pattern has one right-hand side (several, ?root=EXPR each, rewrite a multi-pattern's roots)");
       r_.rhs.push_back({0, expr(rhs[0], true)});
       need(r_.rhs[0].expr, Type::Tensor, rhs[0].at, "the right-hand side");
-      schedule_checks();
+      schedule_checks(r_);
       return std::move(r_);
     }
     for (const SExpr& x : rhs) {
@@ -170,7 +98,7 @@ class Compiler {
       r_.rhs.push_back({j, expr(x.items[2], true)});
       need(r_.rhs.back().expr, Type::Tensor, x.items[2].at, "the right-hand side");
     }
-    schedule_checks();
+    schedule_checks(r_);
     return std::move(r_);
   }
 
@@ -360,54 +288,6 @@ class Compiler {
     n.matcher_var = declare("?_family" + std::to_string(fresh_++), Type::Tensor, true);
     r_.has_family = true;
     return add_node(std::move(n));
-  }
-
-  // Variables an expression reads.
-  static void reads(const Expr& e, uint64_t& vars) {
-    if ((e.kind == Expr::Kind::Var || e.kind == Expr::Kind::Like) && e.var >= 0) vars |= uint64_t{1} << e.var;
-    for (const Expr& a : e.args) reads(a, vars);
-  }
-
-  // Where each let and condition runs (CompiledRule::checks_at): the first
-  // point at which every variable it reads is bound. The matcher binds the
-  // pattern's tensor variables before point 0; step i binds its node's name,
-  // its attribute variables and a family's inputs, by point i + 1.
-  void schedule_checks() {
-    std::vector<size_t> ready(r_.vars.size(), 0);
-    std::vector<bool> seen(r_.vars.size(), false);
-    for (size_t v = 0; v < r_.vars.size(); ++v) seen[v] = r_.vars[v].in_pattern;
-    const auto bind = [&](int v, size_t point) {
-      if (v < 0 || seen[static_cast<size_t>(v)]) return;
-      seen[static_cast<size_t>(v)] = true;
-      ready[static_cast<size_t>(v)] = point;
-    };
-    for (size_t i = 0; i < r_.steps.size(); ++i) {
-      const PatternNode& n = r_.pattern[static_cast<size_t>(r_.steps[i].node)];
-      bind(n.var, i + 1);
-      for (const PatternArg& a : n.args) {
-        if (a.kind == PatternArg::Kind::Var) bind(a.var, i + 1);
-        if (n.family && a.kind == PatternArg::Kind::Child) bind(r_.pattern[static_cast<size_t>(a.child)].var, i + 1);
-      }
-    }
-    // Anything not placed above (a variable only the checks bind) waits
-    // for the complete binding.
-    for (size_t v = 0; v < r_.vars.size(); ++v)
-      if (!seen[v]) ready[v] = r_.steps.size();
-    const auto point_of = [&](const Expr& e) {
-      uint64_t vars = 0;
-      reads(e, vars);
-      size_t p = 0;
-      for (size_t v = 0; v < r_.vars.size(); ++v)
-        if ((vars >> v) & 1) p = std::max(p, ready[v]);
-      return p;
-    };
-    r_.checks_at.assign(r_.steps.size() + 1, {});
-    for (size_t k = 0; k < r_.lets.size(); ++k) {
-      const size_t p = point_of(r_.lets[k].second);
-      ready[static_cast<size_t>(r_.lets[k].first)] = p;
-      r_.checks_at[p].push_back({true, k});
-    }
-    for (size_t k = 0; k < r_.conditions.size(); ++k) r_.checks_at[point_of(r_.conditions[k])].push_back({false, k});
   }
 
   // Whether pattern node `root`'s pattern uses a variable (or a named node)
