@@ -26,6 +26,7 @@ int64_t to_int(const Value& v) {
   if (v.kind != Value::Kind::Int) throw Decline{};
   return v.i;
 }
+int64_t to_int(const RValue& x) { return x.scalar == RValue::Scalar::Int ? x.number : to_int(x.value()); }
 std::vector<int64_t> to_ints(const Value& v) {
   if (!v.is_list()) throw Decline{};
   std::vector<int64_t> out;
@@ -37,8 +38,8 @@ Value ints_value(const std::vector<int64_t>& xs) {
   for (int64_t x : xs) out.push_back(Value::of_int(x));
   return Value::of_list(std::move(out));
 }
-RValue of_bool(bool b) { return RValue::of(Value::of_bool(b)); }
-RValue of_size(const SymExpr& e) { return RValue::of(e.is_constant() ? Value::of_int(e.constant()) : Value::of_sym(e)); }
+RValue of_bool(bool b) { return RValue::of_bool(b); }
+RValue of_size(const SymExpr& e) { return e.is_constant() ? RValue::of_int(e.constant()) : RValue::of(Value::of_sym(e)); }
 
 // A dim index wrapped into [0, n) as PyTorch does; declines out of range.
 int64_t wrap(int64_t d, int64_t n) {
@@ -131,7 +132,7 @@ std::vector<Function> make_functions() {
     return x;
   });
   add("rank", {T::Tensor}, T::Int, "the number of dims",
-      [](TensorEGraph& t, Args a) { return RValue::of(Value::of_int(static_cast<int64_t>(shape_of(t, *a[0]).size()))); });
+      [](TensorEGraph& t, Args a) { return RValue::of_int(static_cast<int64_t>(shape_of(t, *a[0]).size())); });
   add("numel", {T::Tensor}, T::Size, "the number of elements", [](TensorEGraph& t, Args a) {
     SymExpr n = 1;
     for (const SymExpr& d : shape_of(t, *a[0])) n = n * d;
@@ -140,7 +141,7 @@ std::vector<Function> make_functions() {
   add("size", {T::Tensor, T::Int}, T::Size, "the size of one dim (negative dims count from the end)",
       [](TensorEGraph& t, Args a) {
         const auto& s = shape_of(t, *a[0]);
-        return of_size(s[static_cast<size_t>(wrap(to_int(a[1]->value()), static_cast<int64_t>(s.size())))]);
+        return of_size(s[static_cast<size_t>(wrap(to_int(*a[1]), static_cast<int64_t>(s.size())))]);
       });
   add("dtype", {T::Tensor}, T::DType, "the tensor's dtype", [](TensorEGraph& t, Args a) {
     const TensorData& d = t.analysis.data(t.egraph.find(a[0]->cls));
@@ -158,51 +159,51 @@ std::vector<Function> make_functions() {
     return of_size(n);
   });
   add("len", {T::Sizes}, T::Int, "a list's length", [](TensorEGraph&, Args a) {
-    if (const auto* s = a[0]->size_list()) return RValue::of(Value::of_int(static_cast<int64_t>(s->size())));
+    if (const auto* s = a[0]->size_list()) return RValue::of_int(static_cast<int64_t>(s->size()));
     if (!a[0]->value().is_list()) throw Decline{};
-    return RValue::of(Value::of_int(static_cast<int64_t>(a[0]->value().list.size())));
+    return RValue::of_int(static_cast<int64_t>(a[0]->value().list.size()));
   });
   add("at", {T::Sizes, T::Int}, T::Size, "a list's element (negative indices count from the end)",
       [](TensorEGraph&, Args a) {
         if (const auto* s = a[0]->size_list())
-          return of_size((*s)[static_cast<size_t>(wrap(to_int(a[1]->value()), static_cast<int64_t>(s->size())))]);
+          return of_size((*s)[static_cast<size_t>(wrap(to_int(*a[1]), static_cast<int64_t>(s->size())))]);
         if (!a[0]->value().is_list()) throw Decline{};
-        return RValue::of(a[0]->value().list[static_cast<size_t>(wrap(to_int(a[1]->value()), static_cast<int64_t>(a[0]->value().list.size())))]);
+        return RValue::of(a[0]->value().list[static_cast<size_t>(wrap(to_int(*a[1]), static_cast<int64_t>(a[0]->value().list.size())))]);
       });
   add("iota", {T::Int}, T::IntList, "[0, 1, ..., n-1]", [](TensorEGraph&, Args a) {
-    const int64_t n = to_int(a[0]->value());
+    const int64_t n = to_int(*a[0]);
     if (n < 0 || n > 64) throw Decline{};
     std::vector<int64_t> p(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) p[static_cast<size_t>(i)] = i;
     return RValue::of(ints_value(p));
   });
   add("wrap", {T::Int, T::Int}, T::Int, "dim d of a rank-n tensor in [0, n) (declines out of range)",
-      [](TensorEGraph&, Args a) { return RValue::of(Value::of_int(wrap(to_int(a[0]->value()), to_int(a[1]->value())))); });
+      [](TensorEGraph&, Args a) { return RValue::of_int(wrap(to_int(*a[0]), to_int(*a[1]))); });
   add("swap", {T::Sizes, T::Int, T::Int}, T::Sizes, "the list with two entries exchanged (negative indices wrap)",
       [](TensorEGraph&, Args a) {
         if (!a[0]->value().is_list()) throw Decline{};
         Value l = a[0]->value();
         const auto n = static_cast<int64_t>(l.list.size());
-        std::swap(l.list[static_cast<size_t>(wrap(to_int(a[1]->value()), n))], l.list[static_cast<size_t>(wrap(to_int(a[2]->value()), n))]);
+        std::swap(l.list[static_cast<size_t>(wrap(to_int(*a[1]), n))], l.list[static_cast<size_t>(wrap(to_int(*a[2]), n))]);
         return RValue::of(std::move(l));
       });
   add("insert", {T::Sizes, T::Int, T::Size}, T::Sizes, "the list with v inserted before index i (0..len)",
       [](TensorEGraph&, Args a) {
         if (!a[0]->value().is_list()) throw Decline{};
         Value l = a[0]->value();
-        const int64_t i = wrap(to_int(a[1]->value()), static_cast<int64_t>(l.list.size()) + 1);
+        const int64_t i = wrap(to_int(*a[1]), static_cast<int64_t>(l.list.size()) + 1);
         l.list.insert(l.list.begin() + i, a[2]->value());
         return RValue::of(std::move(l));
       });
   add("remove", {T::Sizes, T::Int}, T::Sizes, "the list without index i", [](TensorEGraph&, Args a) {
     if (const auto* s = a[0]->size_list()) {
       std::vector<SymExpr> out = *s;
-      out.erase(out.begin() + wrap(to_int(a[1]->value()), static_cast<int64_t>(out.size())));
+      out.erase(out.begin() + wrap(to_int(*a[1]), static_cast<int64_t>(out.size())));
       return RValue::of_sizes(std::move(out));
     }
     if (!a[0]->value().is_list()) throw Decline{};
     Value l = a[0]->value();
-    l.list.erase(l.list.begin() + wrap(to_int(a[1]->value()), static_cast<int64_t>(l.list.size())));
+    l.list.erase(l.list.begin() + wrap(to_int(*a[1]), static_cast<int64_t>(l.list.size())));
     return RValue::of(std::move(l));
   });
   add("compose", {T::IntList, T::IntList}, T::IntList,
@@ -271,7 +272,7 @@ std::vector<Function> make_functions() {
   add("divides", {T::Size, T::Size}, T::Bool, "(divides d n): d proved to divide n", [](TensorEGraph& t, Args a) {
     return of_bool(t.prover.divides(to_size(a[0]->value()), to_size(a[1]->value())) == Truth::True);
   });
-  add("not", {T::Bool}, T::Bool, "negation", [](TensorEGraph&, Args a) { return of_bool(!a[0]->value().b); });
+  add("not", {T::Bool}, T::Bool, "negation", [](TensorEGraph&, Args a) { return of_bool(!a[0]->truth()); });
   // The interpreter evaluates these itself: they stop at the first argument
   // that settles them (rule_run.cpp), so they have no code here.
   add("and", {T::Bool}, T::Bool, "all hold", nullptr, true);
@@ -300,6 +301,8 @@ const Value& RValue::value() const {
   if (own) return *own;
   if (ref) return *ref;
   if (const std::vector<SymExpr>* s = size_list()) return own.emplace(sizes_value(*s));
+  if (scalar == Scalar::Int) return own.emplace(Value::of_int(number));
+  if (scalar == Scalar::Bool) return own.emplace(Value::of_bool(number != 0));
   return none;
 }
 
@@ -310,6 +313,7 @@ RValue materialize(RValue x) {
 }
 
 Truth equality(TensorEGraph& t, const RValue& a, const RValue& b) {
+  if (a.scalar != RValue::Scalar::None && a.scalar == b.scalar) return a.number == b.number ? Truth::True : Truth::False;
   if (a.cls != eg::kNoId || b.cls != eg::kNoId)
     return a.cls != eg::kNoId && b.cls != eg::kNoId && t.egraph.find(a.cls) == t.egraph.find(b.cls) ? Truth::True : Truth::False;
   if (a.size_list() && b.size_list()) return shape_equality(t, *a.size_list(), *b.size_list());

@@ -29,11 +29,19 @@ struct RValue {
   // which the size functions read directly, rather than as a list Value.
   std::optional<std::vector<SymExpr>> sizes;
   const Value* ref = nullptr;
-  // The value held; a size list is made one only when a function reads it
-  // as a Value (value() fills it).
+  // An int or a bool computed by a function (rank, size, a comparison),
+  // held as a number: most conditions read only these, and making each a
+  // Value cost more than the comparison.
+  enum class Scalar : uint8_t { None, Int, Bool } scalar = Scalar::None;
+  int64_t number = 0;
+  // The value held; a size list or a scalar is made one only when a
+  // function reads it as a Value (value() fills it).
   mutable std::optional<Value> own;
 
   const Value& value() const;
+  bool truth() const { return scalar == Scalar::Bool ? number != 0 : value().b; }
+  static RValue of_int(int64_t i) { RValue r; r.scalar = Scalar::Int; r.number = i; return r; }
+  static RValue of_bool(bool b) { RValue r; r.scalar = Scalar::Bool; r.number = b; return r; }
   // The size list this holds (in place or computed), or null.
   const std::vector<SymExpr>* size_list() const { return sizes ? &*sizes : shape; }
   static RValue tensor(eg::Id c) { RValue r; r.cls = c; return r; }
@@ -41,7 +49,15 @@ struct RValue {
   static RValue of_sizes(std::vector<SymExpr> s) { RValue r; r.sizes = std::move(s); return r; }
   static RValue at(const Value& x) { RValue r; r.ref = &x; return r; }
   // The same value, read where this one holds it.
-  RValue view() const { RValue r; r.cls = cls; r.shape = size_list(); r.ref = own ? &*own : ref; return r; }
+  RValue view() const {
+    RValue r;
+    r.cls = cls;
+    r.shape = size_list();
+    r.ref = own ? &*own : ref;
+    r.scalar = scalar;
+    r.number = number;
+    return r;
+  }
   // The value, moved out where this one holds it.
   Value take() { return own ? std::move(*own) : value(); }
 };

@@ -133,7 +133,7 @@ class Run {
         if (let) {
           const auto& [v, e] = r_.lets[k];
           x.set(static_cast<size_t>(v), materialize(eval(e, x)));
-        } else if (!eval(r_.conditions[k], x).value().b) {
+        } else if (!eval(r_.conditions[k], x).truth()) {
           return false;
         }
       }
@@ -269,7 +269,7 @@ class Run {
     switch (e.kind) {
       case Expr::Kind::Var: return b.vals[static_cast<size_t>(e.var)].view();
       case Expr::Kind::Literal: return RValue::at(e.literal);
-      case Expr::Kind::If: return eval(e.args[eval(e.args[0], b).value().b ? 1 : 2], b);  // (a branch's shape is read in place too)
+      case Expr::Kind::If: return eval(e.args[eval(e.args[0], b).truth() ? 1 : 2], b);  // (a branch's shape is read in place too)
       case Expr::Kind::Call: {
         using S = Expr::Special;
         switch (e.special) {
@@ -277,15 +277,15 @@ class Run {
           case S::NotEqual: {
             // Shapes compared where they live.
             const Truth eq = equality(t_, eval(e.args[0], b), eval(e.args[1], b));
-            return RValue::of(Value::of_bool(eq == (e.special == S::Equal ? Truth::True : Truth::False)));
+            return RValue::of_bool(eq == (e.special == S::Equal ? Truth::True : Truth::False));
           }
           case S::And:
           case S::Or: {
             // Stops at the first argument that settles it.
             const bool any = e.special == S::Or;
             for (const Expr& a : e.args)
-              if (eval(a, b).value().b == any) return RValue::of(Value::of_bool(any));
-            return RValue::of(Value::of_bool(!any));
+              if (eval(a, b).truth() == any) return RValue::of_bool(any);
+            return RValue::of_bool(!any);
           }
           case S::None: break;
         }
