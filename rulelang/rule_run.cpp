@@ -2,7 +2,10 @@
 // tensor variables and the root node; here the interior nodes are found
 // again (every node of a child class that fits, so that each binding of
 // their attributes is tried), the attributes are read by schema parameter,
-// and for each binding whose conditions hold the right-hand side is built.
+// each let and condition runs as soon as what it reads is bound (a failing
+// one cuts the search there), and for each complete binding whose
+// conditions hold the right-hand side is built. A match that is a
+// multi-pattern's starts at each pattern's root class.
 #include <algorithm>
 #include <span>
 #include <stdexcept>
