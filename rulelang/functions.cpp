@@ -281,6 +281,10 @@ std::vector<Function> make_functions() {
     // Sizes stay sizes (the size functions and comparisons read them directly).
     std::vector<SymExpr> sizes;
     for (const RValue* x : a) {
+      if (x->scalar == RValue::Scalar::Int) {
+        sizes.emplace_back(x->number);
+        continue;
+      }
       const Value& v = x->value();
       if (v.kind == Value::Kind::Int) sizes.emplace_back(v.i);
       else if (v.kind == Value::Kind::Sym) sizes.push_back(v.sym);

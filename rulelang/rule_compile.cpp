@@ -68,6 +68,7 @@ class Compiler {
             r_.steps.push_back({n.args[k].child, static_cast<int>(i), k, j});
       }
     }
+    require_named_before_read();
     for (const auto& [v, x] : spec_.lets) {
       Expr e = expr(x, false);
       if (find_var(v.text) >= 0) throw RuleError(v.at, "'" + v.text + "' is already bound");
@@ -78,25 +79,23 @@ class Compiler {
       need(e, Type::Bool, c.at, "a condition");
       r_.conditions.push_back(std::move(e));
     }
-    if (!multi) {
-      if (rhs.size() > 1)
-        throw RuleError(rhs[1].at, "a rule of one pattern has one right-hand side (several, ?root=EXPR each, rewrite a multi-pattern's roots)");
-      r_.rhs.push_back({0, expr(rhs[0], true)});
-      need(r_.rhs[0].expr, Type::Tensor, rhs[0].at, "the right-hand side");
-      schedule_checks(r_);
-      return std::move(r_);
-    }
+    if (!multi && rhs.size() > 1)
+      throw RuleError(rhs[1].at, "a rule of one pattern has one right-hand side (several, ?root=EXPR each, rewrite a multi-pattern's roots)");
     for (const SExpr& x : rhs) {
-      // ?root=EXPR: the class of the pattern whose root is ?root.
-      if (x.head() != "as" || x.items.size() != 3)
-        throw RuleError(x.at, "a multi-pattern's right-hand side is ?root=EXPR for the roots it rewrites");
-      size_t j = 0;
-      while (j < r_.roots.size() && r_.vars[static_cast<size_t>(r_.pattern[static_cast<size_t>(r_.roots[j])].var)].name != x.items[1].text) ++j;
-      if (j == r_.roots.size()) throw RuleError(x.items[1].at, "'" + x.items[1].text + "' names no pattern's root");
-      for (const RootRewrite& done : r_.rhs)
-        if (done.pattern == j) throw RuleError(x.items[1].at, "'" + x.items[1].text + "' is rewritten twice");
-      r_.rhs.push_back({j, expr(x.items[2], true)});
-      need(r_.rhs.back().expr, Type::Tensor, x.items[2].at, "the right-hand side");
+      size_t j = 0;  // the pattern whose root the side rewrites
+      const SExpr* side = &x;
+      if (multi) {
+        // ?root=EXPR: the class of the pattern whose root is ?root.
+        if (x.head() != "as" || x.items.size() != 3)
+          throw RuleError(x.at, "a multi-pattern's right-hand side is ?root=EXPR for the roots it rewrites");
+        while (j < r_.roots.size() && r_.vars[static_cast<size_t>(r_.pattern[static_cast<size_t>(r_.roots[j])].var)].name != x.items[1].text) ++j;
+        if (j == r_.roots.size()) throw RuleError(x.items[1].at, "'" + x.items[1].text + "' names no pattern's root");
+        for (const RootRewrite& done : r_.rhs)
+          if (done.pattern == j) throw RuleError(x.items[1].at, "'" + x.items[1].text + "' is rewritten twice");
+        side = &x.items[2];
+      }
+      r_.rhs.push_back({j, expr(*side, true)});
+      need(r_.rhs.back().expr, Type::Tensor, side->at, "the right-hand side");
     }
     schedule_checks(r_);
     return std::move(r_);
@@ -288,6 +287,25 @@ class Compiler {
     n.matcher_var = declare("?_family" + std::to_string(fresh_++), Type::Tensor, true);
     r_.has_family = true;
     return add_node(std::move(n));
+  }
+
+  // A node named ?n=(...) and read again as ?n is compared when the step
+  // holding the read is matched, so the naming step must come first (steps
+  // go breadth first: `(f (g ?n=(h ?x)) ?n)` reads ?n at f, before h).
+  void require_named_before_read() const {
+    std::vector<size_t> named_at(r_.vars.size(), SIZE_MAX);
+    for (size_t i = 0; i < r_.steps.size(); ++i) {
+      const PatternNode& n = r_.pattern[static_cast<size_t>(r_.steps[i].node)];
+      if (n.var >= 0) named_at[static_cast<size_t>(n.var)] = i;
+    }
+    for (size_t i = 0; i < r_.steps.size(); ++i)
+      for (const PatternArg& a : r_.pattern[static_cast<size_t>(r_.steps[i].node)].args) {
+        if (a.kind != PatternArg::Kind::Child) continue;
+        const PatternNode& c = r_.pattern[static_cast<size_t>(a.child)];
+        if (c.is_var && r_.vars[static_cast<size_t>(c.var)].names_node && named_at[static_cast<size_t>(c.var)] >= i)
+          throw RuleError(c.at, "'" + r_.vars[static_cast<size_t>(c.var)].name +
+                                    "' is read before the node it names is matched: name the node where it is read first");
+      }
   }
 
   // Whether pattern node `root`'s pattern uses a variable (or a named node)

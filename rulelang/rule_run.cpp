@@ -186,24 +186,19 @@ class Run {
       try_node(i, pn, root_, b);
       return;
     }
-    const size_t from = candidates_.size();
     if (st.parent < 0) {
       // A later pattern's root: the matcher gives its class, not its node.
       classes_[i] = root_classes_[st.pattern];
-      for (Id n : g_.class_nodes(classes_[i]))
-        if (g_.op(n) == pn.op_id) candidates_.push_back(n);
-      const size_t to = candidates_.size();
-      for (size_t k = from; k < to && uses_ < kMaxBindings; ++k) try_node(i, pn, candidates_[k], b);
-      candidates_.resize(from);
-      return;
+    } else {
+      // The class the parent's argument reads.
+      const auto p = static_cast<size_t>(st.parent);
+      const PatternNode& parent = r_.pattern[static_cast<size_t>(r_.steps[p].node)];
+      const Value& slot = arg_value(*parent.op, t_.lang.attrs(g_.attr(chosen_[p])), parent.args[st.parent_arg]);
+      const std::span<const Id> kids = g_.children(chosen_[p]);
+      if (!slot.is_node() || slot.node >= kids.size()) return;
+      classes_[i] = g_.find(kids[slot.node]);
     }
-    // The class the parent's argument reads.
-    const auto p = static_cast<size_t>(st.parent);
-    const PatternNode& parent = r_.pattern[static_cast<size_t>(r_.steps[p].node)];
-    const Value& slot = arg_value(*parent.op, t_.lang.attrs(g_.attr(chosen_[p])), parent.args[st.parent_arg]);
-    const std::span<const Id> kids = g_.children(chosen_[p]);
-    if (!slot.is_node() || slot.node >= kids.size()) return;
-    classes_[i] = g_.find(kids[slot.node]);
+    const size_t from = candidates_.size();
     if (pn.family) {
       const std::vector<Id>& members = family_nodes(classes_[i], *pn.family);
       candidates_.insert(candidates_.end(), members.begin(), members.end());

@@ -150,6 +150,9 @@ TEST_CASE("multi-patterns: errors", "[rulelang]") {
         "user.rules:1:31: a multi-pattern's right-hand side is ?root=EXPR for the roots it rewrites");
   CHECK(rejection("r: ?a=(neg ?x) ?b=(exp ?x) <=> ?a=(exp ?x)") ==
         "user.rules:1:1: rule 'r' is a multi-pattern: it runs one way (=>), not both (<=>)");
+  // A named node read (at the add) before the step that matches it (the exp under the mul).
+  CHECK(rejection("r: (add.Tensor (mul.Tensor ?n=(exp ?x) ?x) ?n) => ?x") ==
+        "user.rules:1:44: '?n' is read before the node it names is matched: name the node where it is read first");
   CHECK(rejection("r: (neg ?x) => ?x ?y=(exp ?x)") ==
         "user.rules:1:19: a rule of one pattern has one right-hand side (several, ?root=EXPR each, rewrite a multi-pattern's roots)");
 }
