@@ -4,6 +4,7 @@
 #include <limits>
 #include <set>
 
+#include "check/cases_generated.h"
 #include "check/rule_cases.h"
 #include "rules/attention_rules.h"
 #include "rules/attention_train_rules.h"
@@ -113,13 +114,20 @@ NodeId attention(Draw& d, size_t rank, bool dropout) {
   else if (kind == 3)
     scale = B::ref(d.b.input({}));
   NodeId s = d.b.op(scale_op, {B::ref(qk), scale});
+  bool rows_may_be_masked_whole = false;
   if (mask_kind != 0) {
+    const int64_t shift = d.integer(0, 2);
+    rows_may_be_masked_whole = mask_kind == 3 && shift == 0;
     const NodeId m = mask_kind == 1   ? d.b.input({L, S})
                      : mask_kind == 2 ? d.b.input(cat(batch, {L, S}))
-                                      : iota_mask(d, L, S, d.integer(0, 2));
+                                      : iota_mask(d, L, S, shift);
     s = d.b.op("aten.add.Tensor", {B::ref(s), B::ref(m)});
   }
-  NodeId p = d.b.op("aten._softmax.default", {B::ref(s), Value::of_int(-1), Value::of_bool(false)});
+  // SDPA computes _safe_softmax: where a row of scores may be -inf whole,
+  // only that form equals it (softmax gives NaN there, SDPA 0).
+  NodeId p = rows_may_be_masked_whole || d.coin()
+                 ? d.b.op("aten._safe_softmax.default", {B::ref(s), Value::of_int(-1)})
+                 : d.b.op("aten._softmax.default", {B::ref(s), Value::of_int(-1), Value::of_bool(false)});
   if (dropout) {
     const double drop = d.pick(std::vector<double>{0.1, 0.25, 0.5});
     const NodeId r = d.b.op("aten.rand.default", {B::sizes(d.b.type(s).shape)}, {{"dtype", Value::of_dtype(DType::Float32)}});
@@ -299,6 +307,30 @@ NodeId linear(Draw& d, size_t rank, bool bias) {
   return d.b.op("aten.view.default", {B::ref(prod), B::sizes(cat(lead, {out}))});
 }
 
+// where(all(x == -inf, d, keep), 0, _softmax(x, d)) as SDPA's math path
+// writes it, on scores where some rows are -inf whole (the case the guard is
+// for) and the others finite.
+NodeId safe_softmax_written_out(Draw& d, size_t rank) {
+  const std::vector<SymExpr> shape = d.shape(rank);
+  const int64_t dim = d.integer(0, static_cast<int64_t>(rank) - 1);
+  std::vector<SymExpr> rows = shape;
+  rows[static_cast<size_t>(dim)] = 1;
+  auto scalar = [&](double v) {
+    return d.b.op("aten.full.default", {B::sizes({}), Value::of_float(v)}, {{"dtype", Value::of_dtype(DType::Float32)}});
+  };
+  const NodeId masked_row = d.b.op("aten.gt.Scalar", {B::ref(d.b.input(rows)), Value::of_float(0.5)});
+  const NodeId row_bias = d.b.op("aten.where.self", {B::ref(masked_row), B::ref(scalar(-INFINITY)), B::ref(scalar(0.0))});
+  const NodeId x = d.b.op("aten.add.Tensor", {B::ref(d.b.input(shape)), B::ref(row_bias)});
+  const int64_t written_dim = d.maybe_negative(dim, rank);
+  const NodeId sm = d.b.op("aten._softmax.default", {B::ref(x), Value::of_int(written_dim), Value::of_bool(false)});
+  const NodeId finite = d.b.op("aten.logical_not.default", {B::ref(d.b.op("aten.eq.Scalar", {B::ref(x), Value::of_float(-INFINITY)}))});
+  const NodeId any = d.b.op("aten.any.dim", {B::ref(finite), Value::of_int(written_dim), Value::of_bool(true)});
+  const NodeId all_masked = d.b.op("aten.logical_not.default", {B::ref(any)});
+  const NodeId zero = d.b.op("aten.full.default", {B::sizes(shape), Value::of_int(0)},
+                             {{"dtype", Value::of_dtype(DType::Float32)}, {"layout", Value::of_text(Value::Kind::Enum, "torch.strided")}});
+  return d.b.op("aten.where.self", {B::ref(all_masked), B::ref(zero), B::ref(sm)});
+}
+
 NodeId scalar_out_of_matmul(Draw& d, size_t rank, const char* op) {
   // x = P + [L, E] scaled by a number, y = P + [E, S] or [E, S] (broadcast).
   const std::vector<SymExpr> batch = d.shape(rank - 2);
@@ -345,6 +377,7 @@ std::vector<RuleCase> recompose_cases() {
   add("softmax-half-to-float", 1, 6, [](Draw& d, size_t r) {
     return upcast_softmax(d, r, d.coin() ? DType::BFloat16 : DType::Float16);
   });
+  add("safe-softmax-recompose", 1, 6, safe_softmax_written_out);
   add("linear", 2, 6, [](Draw& d, size_t r) { return linear(d, r, true); });
   add("linear-no-bias", 2, 6, [](Draw& d, size_t r) { return linear(d, r, false); });
   return cases;
@@ -427,6 +460,14 @@ std::vector<RuleCase> shipped_cases() {
   for (RuleCase& c : attention_cases()) all.push_back(std::move(c));
   for (RuleCase& c : mixed_precision_cases()) all.push_back(std::move(c));
   for (RuleCase& c : mask_algebra_cases()) all.push_back(std::move(c));
+  // A shipped rule file's rule without a generator of its own is checked on
+  // instances drawn from its left-hand side, as a user's rules are.
+  std::set<std::string> covered;
+  for (const RuleCase& c : all) covered.insert(c.name);
+  std::vector<rulelang::RuleFile> files;
+  for (const std::string& name : rulelang::shipped_rule_file_names()) files.push_back(rulelang::shipped_rule_file(name));
+  for (RuleCase& c : generated_cases(files))
+    if (!covered.count(c.name)) all.push_back(std::move(c));
   return all;
 }
 

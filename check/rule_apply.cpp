@@ -17,7 +17,8 @@ Application apply_once(const Graph& lhs, const RuleFactory& rules, const std::st
   std::vector<eg::Rewrite> one;
   for (eg::Rewrite& r : all)
     if (r.name() == rule_name) one.push_back(std::move(r));
-  if (one.size() != 1) throw std::logic_error("check-rules: the rule set has no single rule named '" + rule_name + "'");
+  // (One rule may be several rewrites: attention's, one per softmax op.)
+  if (one.empty()) throw std::logic_error("check-rules: the rule set has no rule named '" + rule_name + "'");
 
   std::vector<eg::Id> roots;  // the original nodes of the outputs the rule must rewrite
   for (size_t k = 0; k < rewritten; ++k) roots.push_back(t.node_of(lhs.nodes.back().args.at(0).list.at(k).node));

@@ -18,6 +18,7 @@
 #include "cli/run_report.h"
 #include "ir/graph_io.h"
 #include "ir/output_target.h"
+#include "pipeline/rule_selection.h"
 #include "pipeline/run.h"
 
 namespace sator::cli {
@@ -37,6 +38,7 @@ struct OptimizeCliOptions {
   bool no_mixed_precision_attention = false;
   bool explain = false, explain_attention = false;
   UserRuleOptions user_rules;
+  std::vector<std::string> without_rules;
 };
 
 // Options of the CLI contract whose machinery lands with later issues are
@@ -49,6 +51,11 @@ void refuse_unavailable(const OptimizeCliOptions& o) {
   if (o.iter_limit == 0) refuse("--iter-limit must be at least 1");
   if (o.node_limit && *o.node_limit == 0) refuse("--node-limit must be at least 1");
   if (!(o.time_limit > 0)) refuse("--time-limit must be a positive number of seconds");
+  for (const std::string& name : o.without_rules) {
+    const auto& known = pipeline::shipped_rule_names();
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      refuse("--without-rule: no shipped rule is named '" + name + "' (`sator check-rules --list` lists them)");
+  }
   try {
     output_target(o.target);
   } catch (const std::invalid_argument& e) {
@@ -81,6 +88,7 @@ void run_optimize(const OptimizeCliOptions& o) {
   opts.target = o.target;
   opts.user_rules = user.files;
   opts.rules_only = user.only;
+  opts.without_rules = o.without_rules;
   opts.explain = o.explain;
   opts.explain_attention = o.explain_attention;
   const pipeline::RunResult done = pipeline::run_file(o.path, run);
@@ -145,6 +153,8 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("graph", opt.path, "a sator.graph JSON file")->required();
   cmd->add_option("-o,--output", opt.out, "write the optimized graph here");
   add_user_rule_options(cmd, opt.user_rules);
+  cmd->add_option("--without-rule", opt.without_rules,
+                  "leave out the shipped rule of this name (repeatable; `sator check-rules --list` lists them)");
   cmd->add_flag("--explain", opt.explain, "name the rule that made each node of the result (also in --report as made_by)");
   cmd->add_flag("--explain-attention", opt.explain_attention,
                 "list every softmax over a rank-4 tensor: fused, or the first reason it was not (also in --report as "

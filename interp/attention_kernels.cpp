@@ -30,7 +30,7 @@ Tensor64 sdpa(const Tensor64& q, const Tensor64& k, const Tensor64& v, const Sdp
     key = repeat(k);
     value = repeat(v);
   }
-  Tensor64 probs = softmax(attention_scores(q, key, options), -1);
+  Tensor64 probs = safe_softmax(attention_scores(q, key, options), -1);
   if (options.dropout_p != 0.0) {
     if (!options.uniform && !options.replay) throw InterpError("attention with dropout is random: no random draws were allowed");
     const double p = options.dropout_p;
@@ -84,7 +84,7 @@ SdpaGrads sdpa_backward(const Tensor64& dout, const Tensor64& q, const Tensor64&
     throw InterpError("attention backward with dropout: the forward's dropout mask is not replayed");
   if (options.enable_gqa) throw InterpError("attention backward with grouped-query heads is not supported");
   const double scale = scale_of(q, options);
-  const Tensor64 p = softmax(attention_scores(q, k, options), -1);
+  const Tensor64 p = safe_softmax(attention_scores(q, k, options), -1);
   SdpaGrads g;
   Tensor64 dp;
   if (options.dropout_p != 0.0) {

@@ -96,6 +96,13 @@ Tensor64 softmax(const Tensor64& t, int64_t dim) {
   return zip(e, s, [](double x, double total) { return x / total; }, t.dtype);
 }
 
+Tensor64 safe_softmax(const Tensor64& t, int64_t dim) {
+  const Tensor64 p = softmax(t, dim);
+  const Tensor64 all_masked = reduce(map(t, [](double x) { return std::isinf(x) && x < 0 ? 1.0 : 0.0; }, t.dtype),
+                                     {dim}, true, 1.0, [](double a, double b) { return std::min(a, b); });
+  return zip(p, all_masked, [](double x, double masked) { return masked != 0.0 ? 0.0 : x; }, t.dtype);
+}
+
 Tensor64 sum_to_shape(const Tensor64& t, const Shape& shape) {
   if (shape.size() > t.rank()) throw InterpError("sum_to_shape: target has more dims");
   const size_t lead = t.rank() - shape.size();

@@ -27,5 +27,9 @@ Tensor64 amax(const Tensor64& t, const std::vector<int64_t>& dims, bool keepdim)
 Tensor64 mean(const Tensor64& t, const std::vector<int64_t>& dims, bool keepdim);
 // exp(x - max) / sum(exp(x - max)) along dim, the textbook definition.
 Tensor64 softmax(const Tensor64& t, int64_t dim);
+// softmax, with a row that is all -inf giving 0 rather than NaN: aten's
+// _safe_softmax, and what scaled_dot_product_attention computes since
+// PyTorch 2.5 (its math path calls _safe_softmax; the fused kernels agree).
+Tensor64 safe_softmax(const Tensor64& t, int64_t dim);
 
 }  // namespace sator::interp

@@ -284,6 +284,9 @@ const std::unordered_map<std::string_view, OpKernel>& kernels() {
            return static_cast<double>(static_cast<int64_t>(x) & static_cast<int64_t>(y));
          });
        }},
+      {"aten.logical_not.default", [](const OpArgs& a) {
+         return typed(a, map(a.tensor("self"), [](double x) { return x == 0.0 ? 1.0 : 0.0; }, DType::Bool));
+       }},
       {"aten.exp.default", [](const OpArgs& a) { return unary(a, exp_); }},
       {"aten.erf.default", [](const OpArgs& a) { return unary(a, erf_); }},
       {"aten.cos.default", [](const OpArgs& a) { return unary(a, cos_); }},
@@ -320,6 +323,14 @@ const std::unordered_map<std::string_view, OpKernel>& kernels() {
        }},
       {"aten.var_mean.correction", var_mean},
       {"aten._softmax.default", [](const OpArgs& a) { return typed(a, softmax(a.tensor("self"), a.integer("dim"))); }},
+      {"aten._safe_softmax.default", [](const OpArgs& a) {
+         return typed(a, safe_softmax(a.tensor("self"), a.integer("dim")));
+       }},
+      {"aten.any.dim", [](const OpArgs& a) {
+         const Tensor64 nonzero = map(a.tensor("self"), [](double x) { return x != 0.0 ? 1.0 : 0.0; }, DType::Bool);
+         return typed(a, reduce(nonzero, {a.integer("dim")}, a.flag("keepdim"), 0.0,
+                                [](double x, double y) { return std::max(x, y); }));
+       }},
       {"aten.cumsum.default", cumsum_op},
       // matmul and attention
       {"aten.mm.default", [](const OpArgs& a) { return typed(a, mm(a.tensor("self"), a.tensor("mat2"))); }},

@@ -159,6 +159,7 @@ const Row kRows[] = {
     {"aten.neg.default", C::Pointwise, "Tensor self", sf::unary_same},
     {"aten.relu.default", C::Pointwise, "Tensor self", sf::unary_same},
     {"aten.pow.Tensor_Scalar", C::Pointwise, "Tensor self, Scalar exponent", sf::pow_scalar},
+    {"aten.logical_not.default", C::Pointwise, "Tensor self", sf::logical_not},
     {"aten.where.self", C::Pointwise, "Tensor condition, Tensor self, Tensor other", sf::where},
     {"prims.fma.default", C::Pointwise, "Tensor a, Tensor b, Tensor c", sf::fma},
     {"prims.convert_element_type.default", C::Pointwise, "Tensor a, ScalarType dtype", sf::convert_element_type},
@@ -171,6 +172,8 @@ const Row kRows[] = {
     {"aten.mean.dim", C::Reduction, "Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None", sf::mean_dim},
     {"aten.var_mean.correction", C::Reduction, "Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False", sf::var_mean},
     {"aten._softmax.default", C::Reduction, "Tensor self, int dim, bool half_to_float", sf::softmax},
+    {"aten._safe_softmax.default", C::Reduction, "Tensor self, int dim, ScalarType? dtype=None", sf::safe_softmax},
+    {"aten.any.dim", C::Reduction, "Tensor self, int dim, bool keepdim=False", sf::any_dim},
     {"aten.cumsum.default", C::Reduction, "Tensor self, int dim, *, ScalarType? dtype=None", sf::cumsum},
 
     // matmul and convolution

@@ -34,6 +34,7 @@ Inferred comparison(InferContext&);        // eq, ne, gt, ge, le, lt
 Inferred bitwise(InferContext&);           // bitwise_and
 Inferred unary_float(InferContext&);       // exp, erf, cos, sin, tanh, log, rsqrt, reciprocal
 Inferred unary_same(InferContext&);        // neg, relu
+Inferred logical_not(InferContext&);       // a bool of the same shape
 Inferred pow_scalar(InferContext&);
 Inferred where(InferContext&);
 Inferred fma(InferContext&);
@@ -48,6 +49,8 @@ Inferred mean_dim(InferContext&);
 Inferred var_mean(InferContext&);
 Inferred cumsum(InferContext&);
 Inferred softmax(InferContext&);  // aten._softmax, what sator emits for recomposed softmax
+Inferred safe_softmax(InferContext&);  // aten._safe_softmax: SDPA's softmax (a row of -inf gives 0)
+Inferred any_dim(InferContext&);  // aten.any.dim
 Inferred gather(InferContext&);
 Inferred index_tensor(InferContext&);
 

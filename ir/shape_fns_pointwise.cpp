@@ -86,6 +86,11 @@ Inferred unary_same(InferContext& c) {
   return Inferred::tensor(self.shape, self.dtype);
 }
 
+Inferred logical_not(InferContext& c) {
+  const TensorType& self = c.tensor("self");
+  return Inferred::tensor(self.shape, DType::Bool);
+}
+
 Inferred pow_scalar(InferContext& c) {
   Operands ops = gather_operands(c, {"self", "exponent"});
   return Inferred::tensor(std::move(ops.shape), result(c, ops));

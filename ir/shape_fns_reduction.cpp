@@ -82,6 +82,19 @@ Inferred softmax(InferContext& c) {
   return Inferred::tensor(self.shape, half_to_float ? DType::Float32 : self.dtype);
 }
 
+Inferred safe_softmax(InferContext& c) {
+  const TensorType& self = c.tensor("self");
+  c.wrap_dim(c.int_arg("dim"), self.shape.size());
+  return Inferred::tensor(self.shape, c.dtype_arg("dtype").value_or(self.dtype));
+}
+
+// any over one dim: bool (uint8 stays uint8, as in PyTorch).
+Inferred any_dim(InferContext& c) {
+  const TensorType& self = c.tensor("self");
+  return Inferred::tensor(reduce_shape(c, self.shape, {c.int_arg("dim")}, c.bool_arg("keepdim")),
+                          self.dtype == DType::UInt8 ? DType::UInt8 : DType::Bool);
+}
+
 Inferred cumsum(InferContext& c) {
   const TensorType& self = c.tensor("self");
   c.wrap_dim(c.int_arg("dim"), self.shape.size());

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "ir/op_table.h"
+#include "rules/causal_mask.h"
 
 namespace sator::pipeline {
 
@@ -48,6 +49,22 @@ bool passes_probabilities(const std::string& op) {
          op == "getitem";
 }
 
+// Whether scores are `x + m` with m a bias SDPA would be given (not zero, not
+// the causal triangle: those need none).
+bool adds_bias(const Graph& g, TensorEGraph& t, NodeId scores) {
+  const Node& n = g.nodes[scores];
+  if (n.op != "aten.add.Tensor") return false;
+  const auto m = arg_node(n, 1);
+  return m && rules::classify_mask(t, t.class_of(*m)) == rules::MaskKind::Other;
+}
+
+// Whether the e-class holds a softmax node (a decomposed one recomposed).
+bool class_has_softmax(const TensorEGraph& t, eg::Id cls) {
+  for (eg::Id e : t.egraph.class_nodes(cls))
+    if (is_softmax_op(t.lang.op_name(t.egraph.op(e)))) return true;
+  return false;
+}
+
 // The scores' producers, a few levels deep: "add(mul(matmul, number), where)".
 std::string describe(const Graph& g, NodeId n, int depth) {
   const Node& node = g.nodes[n];
@@ -75,7 +92,7 @@ NodeId scores_of(const Graph& g, const Node& softmax, bool decomposed) {
 
 }  // namespace
 
-std::vector<AttentionBlock> explain_attention(const Graph& input, const TensorEGraph& t, const Graph& output,
+std::vector<AttentionBlock> explain_attention(const Graph& input, TensorEGraph& t, const Graph& output,
                                               const std::vector<eg::Id>& enode_of, const AttentionFusionOptions& options) {
   // What the output computes, by e-class.
   std::unordered_set<eg::Id> computed;
@@ -128,6 +145,8 @@ std::vector<AttentionBlock> explain_attention(const Graph& input, const TensorEG
         if (op == "output") returned = true;
         else if (is_matmul_op(op) && arg_node(input.nodes[u], 0) == x) values_matmul = values_matmul.value_or(u);
         else if (passes_probabilities(op)) todo.push_back(u);
+        // SDPA's math path guards the probabilities: where(all masked, 0, p).
+        else if (op == "aten.where.self" && arg_node(input.nodes[u], 2) == x) todo.push_back(u);
         else if (elsewhere.empty() && op.find("backward") == std::string::npos) elsewhere = short_op(op);
       }
     }
@@ -139,7 +158,7 @@ std::vector<AttentionBlock> explain_attention(const Graph& input, const TensorEG
       b.why = "its probabilities are a graph output (the model returns the attention weights), so they must be computed";
     } else if (!values_matmul) {
       b.why = "its probabilities reach no matmul with the values" + (elsewhere.empty() ? std::string() : " (they go to " + elsewhere + ")");
-    } else if (decomposed && !computed.count(cls)) {
+    } else if (decomposed && !class_has_softmax(t, cls)) {
       b.why = "a decomposed softmax the rules did not recompose";
     } else {
       bool kernel_in_egraph = false;
@@ -149,7 +168,7 @@ std::vector<AttentionBlock> explain_attention(const Graph& input, const TensorEG
       if (kernel_in_egraph)
         b.why = "fused in the e-graph, but the extraction kept the decomposed block (estimated cheaper, or the output "
                 "target refuses the kernel)";
-      else if (training && !options.training_bias && scores.rfind("add.Tensor(", 0) == 0)
+      else if (training && !options.training_bias && adds_bias(input, t, scores_of(input, n, decomposed)))
         b.why = "its scores add a mask, and the training rules leave a joint graph's masked attention decomposed by "
                 "default (--training-attention-bias tries it; scores: " + scores + ")";
       else

@@ -27,7 +27,7 @@ struct AttentionFusionOptions {
 
 // `t` is the saturated e-graph of `input`; `output` was written from it with
 // `enode_of` (TensorEGraph::write).
-std::vector<AttentionBlock> explain_attention(const Graph& input, const TensorEGraph& t, const Graph& output,
+std::vector<AttentionBlock> explain_attention(const Graph& input, TensorEGraph& t, const Graph& output,
                                               const std::vector<eg::Id>& enode_of, const AttentionFusionOptions& options);
 
 }  // namespace sator::pipeline

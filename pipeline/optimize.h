@@ -56,6 +56,10 @@ struct OptimizeOptions {
   // (check/proof_cache.h).
   std::vector<rulelang::RuleFile> user_rules;
   bool rules_only = false;
+  // Shipped rules left out by name (`--without-rule`): to see what one rule
+  // does, or to run the rule set of an earlier release. An unknown name is an
+  // error (std::invalid_argument from rules_for).
+  std::vector<std::string> without_rules;
 };
 
 struct OptimizeResult {

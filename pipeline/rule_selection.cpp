@@ -1,5 +1,10 @@
 #include "pipeline/rule_selection.h"
 
+#include <algorithm>
+#include <stdexcept>
+
+#include "ir/graph_builder.h"
+
 #include "rulelang/rule_set.h"
 #include "rules/attention_rules.h"
 #include "rules/attention_train_rules.h"
@@ -16,10 +21,38 @@ bool is_training_graph(const Graph& g) {
   return false;
 }
 
+const std::vector<std::string>& shipped_rule_names() {
+  static const std::vector<std::string> names = [] {
+    GraphBuilder b("rule names");
+    const Graph g = b.finish({b.input({1})});
+    TensorEGraph t(g);
+    std::vector<std::vector<eg::Rewrite>> sets;
+    sets.push_back(rules::layout_rules(t));
+    sets.push_back(rules::recompose_rules(t));
+    sets.push_back(rules::attention_rules(t, true));
+    sets.push_back(rules::attention_train_rules(t, true, true));
+    sets.push_back(rules::key_gradient_rules(t));
+    sets.push_back(rules::mask_algebra_rules(t));
+    sets.push_back(rules::mixed_precision_rules(t));
+    std::vector<std::string> out;
+    for (const auto& set : sets)
+      for (const eg::Rewrite& r : set)
+        if (std::find(out.begin(), out.end(), r.name()) == out.end()) out.push_back(r.name());
+    return out;
+  }();
+  return names;
+}
+
 std::vector<eg::Rewrite> rules_for(const Graph& input, TensorEGraph& t, const OptimizeOptions& options) {
+  for (const std::string& name : options.without_rules)
+    if (std::find(shipped_rule_names().begin(), shipped_rule_names().end(), name) == shipped_rule_names().end())
+      throw std::invalid_argument("--without-rule: no shipped rule is named '" + name +
+                                  "' (`sator check-rules --list` lists them)");
   std::vector<eg::Rewrite> out;
   const auto append = [&](std::vector<eg::Rewrite> rs) {
-    for (eg::Rewrite& r : rs) out.push_back(std::move(r));
+    for (eg::Rewrite& r : rs)
+      if (std::find(options.without_rules.begin(), options.without_rules.end(), r.name()) == options.without_rules.end())
+        out.push_back(std::move(r));
   };
   if (!options.rules_only) {
     append(rules::layout_rules(t));
@@ -41,7 +74,7 @@ std::vector<eg::Rewrite> rules_for(const Graph& input, TensorEGraph& t, const Op
       if (options.mixed_precision_attention) append(rules::mixed_precision_rules(t));
     }
   }
-  append(rulelang::make_rewrites(options.user_rules, t));
+  for (eg::Rewrite& r : rulelang::make_rewrites(options.user_rules, t)) out.push_back(std::move(r));
   return out;
 }
 

@@ -2,6 +2,7 @@
 // call for, in the order the runner applies them, then the user's files.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "egraph/rewrite.h"
@@ -15,7 +16,11 @@ namespace sator::pipeline {
 // attention is fused forward and backward together or not at all.
 bool is_training_graph(const Graph& g);
 
-// The rewrites for `t` (loaded from `input`) under `options`.
+// The names of every shipped rule, whatever the graph and options.
+const std::vector<std::string>& shipped_rule_names();
+
+// The rewrites for `t` (loaded from `input`) under `options`; throws
+// std::invalid_argument for a `without_rules` name no shipped rule has.
 std::vector<eg::Rewrite> rules_for(const Graph& input, TensorEGraph& t, const OptimizeOptions& options);
 
 }  // namespace sator::pipeline

@@ -22,6 +22,11 @@ SymExpr to_size(const Value& v) {
   if (v.kind == Value::Kind::Sym) return v.sym;
   throw Decline{};
 }
+double to_double(const Value& v) {
+  if (v.kind == Value::Kind::Int) return static_cast<double>(v.i);
+  if (v.kind == Value::Kind::Float) return v.f;
+  throw Decline{};
+}
 int64_t to_int(const Value& v) {
   if (v.kind != Value::Kind::Int) throw Decline{};
   return v.i;
@@ -246,6 +251,9 @@ std::vector<Function> make_functions() {
   add("+", {T::Size, T::Size}, T::Size, "sum", [](TensorEGraph&, Args a) { return of_size(to_size(a[0]->value()) + to_size(a[1]->value())); });
   add("-", {T::Size, T::Size}, T::Size, "difference", [](TensorEGraph&, Args a) { return of_size(to_size(a[0]->value()) - to_size(a[1]->value())); });
   add("*", {T::Size, T::Size}, T::Size, "product", [](TensorEGraph&, Args a) { return of_size(to_size(a[0]->value()) * to_size(a[1]->value())); });
+  // Number arithmetic (Python scalars: a scale, a fill value), in double.
+  add("times", {T::Number, T::Number}, T::Number, "(times a b): the product of two numbers (a scale of a scale)",
+      [](TensorEGraph&, Args a) { return RValue::of(Value::of_float(to_double(a[0]->value()) * to_double(a[1]->value()))); });
   // Comparisons: sizes are decided by the shape prover (Z3); a question it
   // cannot settle is false both ways.
   add("=", {T::Any, T::Any}, T::Bool, "equal (sizes and size lists: proved equal)",

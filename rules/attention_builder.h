@@ -94,7 +94,8 @@ struct AttentionForm {
 // (v: [B, H, S, Ev]); may add the permute that writes k.
 std::vector<AttentionForm> attention_forms(const std::shared_ptr<AttentionBuilder>& b, eg::EGraph& g, Id scores, Id v);
 
-// Whether `sm_class` holds `_softmax(scores, -1)` over the last of 4 dims, without upcast.
+// Whether `sm_class` holds `_softmax(scores, -1)` or `_safe_softmax(scores, -1)`
+// over the last of 4 dims, without a dtype change.
 bool softmax_of(const std::shared_ptr<AttentionBuilder>& b, eg::EGraph& g, Id sm_class, Id scores);
 
 }  // namespace sator::rules

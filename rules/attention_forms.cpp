@@ -30,6 +30,13 @@ bool softmax_of(const std::shared_ptr<AttentionBuilder>& b, eg::EGraph& g, Id sm
         !a.args[2].b)
       return true;
   }
+  // SDPA's own softmax (a row of -inf gives 0), with no dtype change.
+  for (Id sm : b->nodes(g, sm_class, "aten._safe_softmax.default")) {
+    const NodeAttrs& a = b->attrs(g, sm);
+    if (b->child(g, sm, 0) == g.find(scores) && a.args.size() >= 2 && (a.args[1].i == 3 || a.args[1].i == -1) &&
+        (a.args.size() < 3 || a.args[2].kind == Value::Kind::None) && a.kwargs.empty())
+      return true;
+  }
   return false;
 }
 
@@ -113,11 +120,11 @@ std::vector<AttentionForm> attention_forms(const std::shared_ptr<AttentionBuilde
               !b->same_dims(std::vector<SymExpr>(sv.begin(), sv.begin() + 3),
                             std::vector<SymExpr>(sk->begin(), sk->begin() + 3)))
             continue;
-          // An additive mask of q's dtype (SDPA's boolean masks mean something else).
-          if (f.mask != kNoId && b->dtype(g, f.mask) != qdt) continue;
           // A mask that is the causal triangle becomes is_causal (SDPA's own,
-          // faster path), one that adds 0 everywhere goes; any other additive
-          // mask is passed as it is.
+          // faster path), one that adds 0 everywhere goes (whatever its
+          // dtype: adding 0 or -inf rounds to nothing); any other additive
+          // mask is passed as it is, and must be of q's dtype (SDPA's
+          // boolean masks mean something else).
           const auto* sm = f.mask == kNoId ? nullptr : b->shape(f.mask);
           const MaskKind kind = sm && sm->size() >= 2 && b->equal((*sm)[sm->size() - 2], sq[2]) &&
                                         b->equal((*sm)[sm->size() - 1], (*sk)[2])
@@ -125,6 +132,7 @@ std::vector<AttentionForm> attention_forms(const std::shared_ptr<AttentionBuilde
                                     : MaskKind::Other;
           const bool causal = kind == MaskKind::Causal;
           const bool pass_mask = f.mask != kNoId && kind == MaskKind::Other;
+          if (pass_mask && b->dtype(g, f.mask) != qdt) continue;
           AttentionForm a;
           a.q = q;
           a.k = k;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "rulelang/rule_set.h"
 #include "rules/attention_builder.h"
@@ -66,41 +67,49 @@ Id fuse_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id sm_class,
   return result;
 }
 
+// A dropout written out: matmul(mul(mul(gt(rand, p), softmax), 1/(1-p)), v).
+// SDPA draws its own random numbers: equal in distribution, not in value.
+Id fuse_attention_dropout(const std::shared_ptr<Builder>& b, eg::EGraph& g, const Subst& s) {
+  const Id scaled = b->child(g, s.root, 0);
+  for (Id outer : b->nodes(g, scaled, "aten.mul.Tensor")) {
+    const auto c = b->scalar_arg(g, outer);
+    if (!c) continue;
+    const Id masked = b->child(g, outer, 0);
+    for (Id inner : b->nodes(g, masked, "aten.mul.Tensor")) {
+      if (g.children(inner).size() != 2 || b->child(g, inner, 0) != g.find(s[0])) continue;
+      const Id sm_class = b->child(g, inner, 1);
+      for (Id gt : b->nodes(g, g.find(s[0]), "aten.gt.Scalar")) {
+        const auto p = b->scalar_arg(g, gt);
+        if (!p) continue;
+        const double keep = 1.0 - Builder::number(*p);
+        const Id r = b->child(g, gt, 0);
+        const bool uniform = !b->nodes(g, r, "aten.rand.default").empty();
+        const auto *sr = b->shape(r), *ssm = b->shape(sm_class);
+        if (!uniform || !sr || !ssm || !b->same_dims(*sr, *ssm) || keep <= 0 ||
+            std::abs(Builder::number(*c) * keep - 1.0) > 1e-9)
+          continue;
+        return fuse_attention(b, g, sm_class, s[1], s[2], Builder::number(*p));
+      }
+    }
+  }
+  return kNoId;
+}
+
 std::vector<eg::Rewrite> attention_rules(TensorEGraph& t, bool fuse_dropout) {
   auto b = std::make_shared<Builder>(Builder{t});
   std::vector<eg::Rewrite> rs;
-  rs.emplace_back("attention", t.lang, "(aten.matmul.default (aten._softmax.default@_ ?s) ?v)",
-                  [b](eg::EGraph& g, Id, Subst s) -> Id { return fuse_attention(b, g, b->child(g, s.root, 0), s[0], s[1], 0.0); });
-  if (!fuse_dropout) return rs;
-  // Dropout written out: matmul(mul(mul(gt(rand, p), softmax), 1/(1-p)), v).
-  // SDPA draws its own random numbers: equal in distribution, not in value.
-  rs.emplace_back("attention-dropout", t.lang,
-                  "(aten.matmul.default (aten.mul.Tensor (aten.mul.Tensor ?keep (aten._softmax.default ?s))) ?v)",
-                  [b](eg::EGraph& g, Id, Subst s) -> Id {
-                    const Id scaled = b->child(g, s.root, 0);
-                    for (Id outer : b->nodes(g, scaled, "aten.mul.Tensor")) {
-                      const auto c = b->scalar_arg(g, outer);
-                      if (!c) continue;
-                      const Id masked = b->child(g, outer, 0);
-                      for (Id inner : b->nodes(g, masked, "aten.mul.Tensor")) {
-                        if (g.children(inner).size() != 2 || b->child(g, inner, 0) != g.find(s[0])) continue;
-                        const Id sm_class = b->child(g, inner, 1);
-                        for (Id gt : b->nodes(g, g.find(s[0]), "aten.gt.Scalar")) {
-                          const auto p = b->scalar_arg(g, gt);
-                          if (!p) continue;
-                          const double keep = 1.0 - Builder::number(*p);
-                          const Id r = b->child(g, gt, 0);
-                          const bool uniform = !b->nodes(g, r, "aten.rand.default").empty();
-                          const auto *sr = b->shape(r), *ssm = b->shape(sm_class);
-                          if (!uniform || !sr || !ssm || !b->same_dims(*sr, *ssm) || keep <= 0 ||
-                              std::abs(Builder::number(*c) * keep - 1.0) > 1e-9)
-                            continue;
-                          return fuse_attention(b, g, sm_class, s[1], s[2], Builder::number(*p));
-                        }
-                      }
-                    }
-                    return kNoId;
-                  });
+  // The probabilities: softmax, or SDPA's own _safe_softmax (its math path,
+  // decomposed, recomposes to it: rules/softmax.rules). SDPA computes
+  // _safe_softmax; on _softmax the two differ only where a row of scores is
+  // -inf whole (softmax: NaN; SDPA: 0).
+  for (const std::string softmax : {"aten._softmax.default", "aten._safe_softmax.default"}) {
+    rs.emplace_back("attention", t.lang, "(aten.matmul.default (" + softmax + "@_ ?s) ?v)",
+                    [b](eg::EGraph& g, Id, Subst s) -> Id { return fuse_attention(b, g, b->child(g, s.root, 0), s[0], s[1], 0.0); });
+    if (fuse_dropout)
+      rs.emplace_back("attention-dropout", t.lang,
+                      "(aten.matmul.default (aten.mul.Tensor (aten.mul.Tensor ?keep (" + softmax + " ?s))) ?v)",
+                      [b](eg::EGraph& g, Id, Subst s) -> Id { return fuse_attention_dropout(b, g, s); });
+  }
   return rs;
 }
 

@@ -2,6 +2,9 @@
 // or the first reason it was not.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
+#include "interp/verify.h"
 #include "ir/graph_builder.h"
 #include "ir/shape_check.h"
 #include "pipeline/optimize.h"
@@ -27,6 +30,49 @@ Graph attention(int64_t dim, bool return_probabilities) {
   return return_probabilities ? b.finish({o, p}) : b.finish({o});
 }
 
+// Attention as SDPA's math path writes it when PyTorch decomposes it (the
+// transformers "sdpa" models' graphs): q and kᵀ each scaled by sqrt(s) with
+// mul.Scalar, the scores through bmm, an all-zero mask where(row >= 0, 0,
+// -inf), softmax written out, and _safe_softmax's guard
+// where(not(any(not(x == -inf))), 0, p) before the values' bmm.
+Graph sdpa_math_attention() {
+  B b("sdpa math");
+  const int64_t N = 2, H = 4, L = 16, E = 8;
+  const NodeId q = b.input({N, H, L, E}), k = b.input({N, H, L, E}), v = b.input({N, H, L, E});
+  const double root_scale = 1.0 / std::sqrt(std::sqrt(static_cast<double>(E)));
+  const NodeId qs = b.op("aten.mul.Scalar", {B::ref(q), Value::of_float(root_scale)});
+  const NodeId kt = b.op("aten.permute.default", {B::ref(k), B::ints({0, 1, 3, 2})});
+  const NodeId ks = b.op("aten.mul.Scalar", {B::ref(kt), Value::of_float(root_scale)});
+  const NodeId qf = b.op("aten.view.default", {B::ref(qs), B::sizes({N * H, L, E})});
+  const NodeId kf = b.op("aten.view.default", {B::ref(ks), B::sizes({N * H, E, L})});
+  const NodeId scores = b.op("aten.view.default",
+                             {B::ref(b.op("aten.bmm.default", {B::ref(qf), B::ref(kf)})), B::sizes({N, H, L, L})});
+  const NodeId iota = b.op("prims.iota.default", {Value::of_int(L)},
+                           {{"start", Value::of_int(0)}, {"step", Value::of_int(1)}, {"dtype", Value::of_dtype(DType::Int64)},
+                            {"device", Value::of_text(Value::Kind::Device, "cpu")}, {"requires_grad", Value::of_bool(false)}});
+  const NodeId row = b.op("aten.unsqueeze.default", {B::ref(iota), Value::of_int(-1)});
+  const NodeId keep = b.op("aten.expand.default", {B::ref(b.op("aten.ge.Scalar", {B::ref(row), Value::of_int(0)})), B::sizes({L, L})});
+  const auto scalar = [&](double x) {
+    return b.op("aten.scalar_tensor.default", {Value::of_float(x)}, {{"dtype", Value::of_dtype(DType::Float32)}});
+  };
+  const NodeId mask = b.op("aten.where.self", {B::ref(keep), B::ref(scalar(0.0)), B::ref(scalar(-INFINITY))});
+  const NodeId x = b.op("aten.add.Tensor", {B::ref(scores), B::ref(mask)});
+  const NodeId m = b.op("aten.amax.default", {B::ref(x), B::ints({-1}), Value::of_bool(true)});
+  const NodeId e = b.op("aten.exp.default", {B::ref(b.op("aten.sub.Tensor", {B::ref(x), B::ref(m)}))});
+  const NodeId total = b.op("aten.sum.dim_IntList", {B::ref(e), B::ints({-1}), Value::of_bool(true)});
+  const NodeId p = b.op("aten.div.Tensor", {B::ref(e), B::ref(total)});
+  const NodeId finite = b.op("aten.logical_not.default", {B::ref(b.op("aten.eq.Scalar", {B::ref(x), Value::of_float(-INFINITY)}))});
+  const NodeId all_masked = b.op("aten.logical_not.default",
+                                 {B::ref(b.op("aten.any.dim", {B::ref(finite), Value::of_int(-1), Value::of_bool(true)}))});
+  const NodeId zero = b.op("aten.full.default", {B::sizes({N, H, L, L}), Value::of_int(0)},
+                           {{"dtype", Value::of_dtype(DType::Float32)}, {"layout", Value::of_text(Value::Kind::Enum, "torch.strided")}});
+  const NodeId guarded = b.op("aten.where.self", {B::ref(all_masked), B::ref(zero), B::ref(p)});
+  const NodeId pf = b.op("aten.view.default", {B::ref(guarded), B::sizes({N * H, L, L})});
+  const NodeId vf = b.op("aten.view.default", {B::ref(v), B::sizes({N * H, L, E})});
+  const NodeId o = b.op("aten.view.default", {B::ref(b.op("aten.bmm.default", {B::ref(pf), B::ref(vf)})), B::sizes({N, H, L, E})});
+  return b.finish({o});
+}
+
 std::vector<pipeline::AttentionBlock> explained(const Graph& g) {
   pipeline::OptimizeOptions o;
   o.explain_attention = true;
@@ -40,6 +86,39 @@ TEST_CASE("explain-attention: a plain attention block is fused", "[explain][atte
   REQUIRE(a.size() == 1);
   CHECK(a[0].fused);
   CHECK(a[0].why.empty());
+}
+
+TEST_CASE("SDPA's math decomposition is fused back into one kernel, scale folded, and verifies", "[explain][attention]") {
+  const Graph g = sdpa_math_attention();
+  const auto a = explained(g);
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].fused);
+  const pipeline::OptimizeResult r = pipeline::optimize(g, {});
+  size_t kernels = 0;
+  for (const Node& n : r.output.nodes) {
+    if (n.op != "aten.scaled_dot_product_attention.default") continue;
+    ++kernels;
+    CHECK(n.args[3].is_none());  // the zero mask is no bias
+    REQUIRE(!n.kwargs.empty());
+    CHECK(n.kwargs[0].second.f == Approx(1.0 / std::sqrt(8.0)).epsilon(1e-12));  // sqrt(s) · sqrt(s)
+  }
+  CHECK(kernels == 1);
+  const interp::VerifyResult v = interp::verify_optimized(g, r.output);
+  CHECK(v.status == interp::VerifyResult::Status::Passed);
+  CHECK(v.max_error < 1e-9);
+  // Without the guard's identity the block stays decomposed.
+  pipeline::OptimizeOptions without;
+  without.without_rules = {"safe-softmax-recompose"};
+  without.explain_attention = true;
+  const auto unguarded = pipeline::optimize(g, without).attention;
+  REQUIRE(unguarded.size() == 1);
+  CHECK_FALSE(unguarded[0].fused);
+}
+
+TEST_CASE("optimize: --without-rule names a shipped rule", "[explain][attention]") {
+  pipeline::OptimizeOptions o;
+  o.without_rules = {"no-such-rule"};
+  CHECK_THROWS_AS(pipeline::optimize(sdpa_math_attention(), o), std::invalid_argument);
 }
 
 TEST_CASE("explain-attention: the reasons a block is not fused", "[explain][attention]") {

@@ -148,6 +148,31 @@ TEST_CASE("softmax: known values, rows sum to one, shift invariance", "[interp]"
   CHECK(max_relative_error(softmax(shifted, 1), y) < 1e-9);
 }
 
+TEST_CASE("safe_softmax: a row of -inf gives 0, other rows softmax's; sdpa agrees", "[interp]") {
+  Tensor64 x = random_tensor({2, 3, 4}, 7);
+  for (int64_t j = 0; j < 4; ++j) x.at({1, 2, j}) = -std::numeric_limits<double>::infinity();
+  x.at({0, 1, 3}) = -std::numeric_limits<double>::infinity();  // one entry: not a whole row
+  const Tensor64 plain = softmax(x, -1), safe = safe_softmax(x, -1);
+  for (int64_t j = 0; j < 4; ++j) {
+    CHECK(std::isnan(plain.at({1, 2, j})));
+    CHECK(safe.at({1, 2, j}) == 0.0);
+    CHECK(safe.at({0, 1, j}) == plain.at({0, 1, j}));
+  }
+  CHECK(safe.at({0, 1, 3}) == 0.0);
+  CHECK(safe.at({0, 1, 0}) > 0.0);
+  // PyTorch's SDPA computes _safe_softmax (since 2.5): a query row masked
+  // whole attends to nothing and gives 0.
+  const Tensor64 q = random_tensor({1, 1, 3, 4}, 8), k = random_tensor({1, 1, 5, 4}, 9), v = random_tensor({1, 1, 5, 2}, 10);
+  Tensor64 bias = Tensor64::filled({3, 5}, 0.0);
+  for (int64_t j = 0; j < 5; ++j) bias.at({1, j}) = -std::numeric_limits<double>::infinity();
+  SdpaOptions masked;
+  masked.attn_mask.emplace(bias);
+  const Tensor64 o = sdpa(q, k, v, masked);
+  CHECK(o.at({0, 0, 1, 0}) == 0.0);
+  CHECK(o.at({0, 0, 1, 1}) == 0.0);
+  CHECK(max_relative_error(select(o, 2, 0), select(sdpa(q, k, v, {}), 2, 0)) < 1e-12);
+}
+
 TEST_CASE("mm, bmm and matmul's broadcasting", "[interp]") {
   const Tensor64 a = Tensor64::arange({2, 3});  // [[0 1 2] [3 4 5]]
   const Tensor64 b = Tensor64::arange({3, 2});  // [[0 1] [2 3] [4 5]]

@@ -94,7 +94,15 @@ TEST_CASE("optimize on every corpus graph", "[optimize][corpus]") {
       const double peak = chunk::estimate_peak_memory(r.output).peak_bytes;
       const double peak_unfused = chunk::estimate_peak_memory(u.output).peak_bytes;
       CHECK(peak <= peak_unfused);
-      CHECK(r.cost_out < u.cost_out);
+      // A masked block fused with its mask as a bias is the trade a user opts
+      // into (--training-attention-bias): a lower peak for up to 1% of
+      // estimated time (opt's blocks, once their scores' `* 1.0` is gone).
+      if (attention_bias.count(name)) {
+        CHECK(peak < peak_unfused);
+        CHECK(r.cost_out < u.cost_out * 1.01);
+      } else {
+        CHECK(r.cost_out < u.cost_out);
+      }
       if (peak < peak_unfused) ++peak_lowered;
       ++training_fused;
     }

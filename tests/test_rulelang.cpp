@@ -322,10 +322,16 @@ TEST_CASE("the shipped layout rules give the e-graphs and graphs the C++ rules g
     std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
     return std::string(buf);
   };
+  // The rule set of the recording: the rules added since are left out (the
+  // issue "Attention found by saturation" adds identities that change these
+  // e-graphs on purpose).
+  pipeline::OptimizeOptions recorded_rules;
+  recorded_rules.without_rules = {"mul-scalar-as-mul-tensor", "scalar-out-of-matmul-right", "scale-of-scale",
+                                  "scale-by-one", "safe-softmax-recompose"};
   for (const auto& [path, want] : recorded.items()) {
     INFO(path);
     const Graph g = load_graph(test::corpus_path(path));
-    const pipeline::OptimizeResult r = pipeline::optimize(g, {});
+    const pipeline::OptimizeResult r = pipeline::optimize(g, recorded_rules);
     CHECK(r.egraph_nodes == want["egraph_nodes"].get<size_t>());
     CHECK(r.egraph_classes == want["egraph_classes"].get<size_t>());
     // Iterations may be fewer: the pointwise rules' family scan is per rule,
