@@ -5,6 +5,7 @@
 
 #include "ir/op_table.h"
 #include "rules/causal_mask.h"
+#include "rules/mixed_precision.h"
 
 namespace sator::pipeline {
 
@@ -52,10 +53,51 @@ bool passes_probabilities(const std::string& op) {
 // Whether scores are `x + m` with m a bias SDPA would be given (not zero, not
 // the causal triangle: those need none).
 bool adds_bias(const Graph& g, TensorEGraph& t, NodeId scores) {
+  if (g.nodes[scores].op == "prims.convert_element_type.default" && arg_node(g.nodes[scores], 0))
+    scores = *arg_node(g.nodes[scores], 0);  // (16-bit scores upcast for the softmax)
   const Node& n = g.nodes[scores];
   if (n.op != "aten.add.Tensor") return false;
   const auto m = arg_node(n, 1);
   return m && rules::classify_mask(t, t.class_of(*m)) == rules::MaskKind::Other;
+}
+
+// Whether `n` multiplies by a mask drawn at random (dropout written out:
+// mul(gt(rand, p), x)).
+bool multiplies_by_draws(const Graph& g, const Node& n) {
+  if (n.op != "aten.mul.Tensor") return false;
+  for (size_t i = 0; i < 2; ++i) {
+    const auto a = arg_node(n, i);
+    if (!a || g.nodes[*a].op != "aten.gt.Scalar") continue;
+    const auto r = arg_node(g.nodes[*a], 0);
+    const OpInfo* info = r ? find_op(g.nodes[*r].op) : nullptr;
+    if (info && info->cls == OpClass::Random) return true;
+  }
+  return false;
+}
+
+// Whether the scores (looked at through where, casts and adds, a few levels
+// down) add a float32 term to a 16-bit one: autocast's promotion of q·kᵀ by
+// a float32 bias.
+bool adds_wide_term_to_16_bit(const Graph& g, TensorEGraph& t, NodeId n, int depth = 4) {
+  const Node& node = g.nodes[n];
+  const bool walk = node.op == "aten.where.self" || node.op == "aten.add.Tensor" ||
+                    node.op == "prims.convert_element_type.default";
+  if (!walk || depth == 0) return false;
+  if (node.op == "aten.add.Tensor") {
+    const auto a = arg_node(node, 0), b = arg_node(node, 1);
+    const auto half = [&](NodeId x) {
+      const DType d = g.nodes[x].tensor.dtype;
+      return d == DType::BFloat16 || d == DType::Float16;
+    };
+    // (q·kᵀ first, as models write it: a 16-bit mask added to float32
+    // scores is the other way round, and exact.)
+    if (a && b && half(*a) && g.nodes[*b].tensor.dtype == DType::Float32 &&
+        !rules::zero_or_masking_values(t, t.class_of(*b)))
+      return true;
+  }
+  for (size_t i = 0; i < node.args.size(); ++i)
+    if (const auto x = arg_node(node, i); x && adds_wide_term_to_16_bit(g, t, *x, depth - 1)) return true;
+  return false;
 }
 
 // Whether the e-class holds a softmax node (a decomposed one recomposed).
@@ -134,6 +176,7 @@ std::vector<AttentionBlock> explain_attention(const Graph& input, TensorEGraph& 
     std::optional<NodeId> values_matmul;
     std::string elsewhere;
     bool returned = false;
+    bool dropout = false;  // the probabilities go through dropout on the way
     std::deque<NodeId> todo{static_cast<NodeId>(i)};
     std::unordered_set<NodeId> seen;
     while (!todo.empty() && seen.size() < 64) {
@@ -144,7 +187,10 @@ std::vector<AttentionBlock> explain_attention(const Graph& input, TensorEGraph& 
         const std::string& op = input.nodes[u].op;
         if (op == "output") returned = true;
         else if (is_matmul_op(op) && arg_node(input.nodes[u], 0) == x) values_matmul = values_matmul.value_or(u);
-        else if (passes_probabilities(op)) todo.push_back(u);
+        else if (passes_probabilities(op)) {
+          todo.push_back(u);
+          dropout |= op == "aten.native_dropout.default" || multiplies_by_draws(input, input.nodes[u]);
+        }
         // SDPA's math path guards the probabilities: where(all masked, 0, p).
         else if (op == "aten.where.self" && arg_node(input.nodes[u], 2) == x) todo.push_back(u);
         else if (elsewhere.empty() && op.find("backward") == std::string::npos) elsewhere = short_op(op);
@@ -158,12 +204,25 @@ std::vector<AttentionBlock> explain_attention(const Graph& input, TensorEGraph& 
       b.why = "its probabilities are a graph output (the model returns the attention weights), so they must be computed";
     } else if (!values_matmul) {
       b.why = "its probabilities reach no matmul with the values" + (elsewhere.empty() ? std::string() : " (they go to " + elsewhere + ")");
+    } else if (dropout && !options.fuse_dropout) {
+      b.why = "its probabilities go through dropout, and the kernels draw their own mask (equal in distribution, "
+              "not in value): opt-in, --fuse-dropout";
     } else if (decomposed && !class_has_softmax(t, cls)) {
       b.why = "a decomposed softmax the rules did not recompose";
     } else {
       bool kernel_in_egraph = false;
-      for (eg::Id e : t.egraph.class_nodes(t.class_of(*values_matmul)))
-        kernel_in_egraph |= is_attention_kernel(t.lang.op_name(t.egraph.op(e)));
+      // The product's class, or (a flattened bmm) its view's: an attention
+      // kernel there, or a training kernel's output getitem(kernel, 0).
+      std::vector<NodeId> products{*values_matmul};
+      for (NodeId u : users[*values_matmul]) products.push_back(u);
+      for (NodeId product : products)
+        for (eg::Id e : t.egraph.class_nodes(t.class_of(product))) {
+          const std::string& op = t.lang.op_name(t.egraph.op(e));
+          kernel_in_egraph |= is_attention_kernel(op);
+          if (op == "getitem" && !t.egraph.children(e).empty())
+            for (eg::Id k : t.egraph.class_nodes(t.egraph.find(t.egraph.children(e)[0])))
+              kernel_in_egraph |= is_attention_kernel(t.lang.op_name(t.egraph.op(k)));
+        }
       const std::string scores = describe(input, scores_of(input, n, decomposed), 3);
       if (kernel_in_egraph)
         b.why = "fused in the e-graph, but the extraction kept the decomposed block (estimated cheaper, or the output "
@@ -171,6 +230,10 @@ std::vector<AttentionBlock> explain_attention(const Graph& input, TensorEGraph& 
       else if (training && !options.training_bias && adds_bias(input, t, scores_of(input, n, decomposed)))
         b.why = "its scores add a mask, and the training rules leave a joint graph's masked attention decomposed by "
                 "default (--training-attention-bias tries it; scores: " + scores + ")";
+      else if (adds_wide_term_to_16_bit(input, t, scores_of(input, n, decomposed)))
+        b.why = "its scores add a float32 term to 16-bit q·kᵀ (autocast) that the rules cannot show to be only zeros "
+                "and masking values (a real-valued bias, e.g. ALiBi): the kernels would round it to 16 bits, beyond "
+                "their accuracy (rules/mixed_precision.h; scores: " + scores + ")";
       else
         b.why = "no attention rule fuses scores written as " + scores;
     }

@@ -23,6 +23,7 @@ struct AttentionBlock {
 struct AttentionFusionOptions {
   bool training = true;       // training_attention: a joint graph's rules ran
   bool training_bias = false;  // training_attention_bias: ... also where the scores add a mask
+  bool fuse_dropout = false;   // fuse_dropout: attention whose probabilities go through dropout
 };
 
 // `t` is the saturated e-graph of `input`; `output` was written from it with

@@ -107,7 +107,7 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
         if (const std::string_view rule = t.egraph.made_by(enode_of[i]); !rule.empty())
           r.made_by.emplace_back(r.output.nodes[i].name, std::string(rule));
   if (options.explain_attention)
-    r.attention = explain_attention(input, t, r.output, enode_of, {options.training_attention, options.training_attention_bias});
+    r.attention = explain_attention(input, t, r.output, enode_of, {options.training_attention, options.training_attention_bias, options.fuse_dropout});
   finish_result(r, "optimized", options.cost, options.device);
   check_output_target(r.output, input, options.target);
   r.write_ms = ms_since(t0);

@@ -85,6 +85,11 @@ Id mask_in(AttentionBuilder& b, eg::EGraph& g, Id m, DType t, const std::optiona
 
 }  // namespace
 
+bool zero_or_masking_values(TensorEGraph& t, eg::Id m) {
+  AttentionBuilder b{t};
+  return zero_or_masking(b, t.egraph, m);
+}
+
 std::vector<eg::Rewrite> mixed_precision_rules(TensorEGraph& t) {
   auto b = std::make_shared<AttentionBuilder>(AttentionBuilder{t});
   const std::optional<Value> device = graph_device(t.source());

@@ -32,4 +32,8 @@ namespace sator::rules {
 const std::vector<RuleInfo>& mixed_precision_rule_info();
 std::vector<eg::Rewrite> mixed_precision_rules(TensorEGraph& t);
 
+// Whether every value of class `m` is known to be 0 or a masking value
+// (<= -2^100, or -inf): a mask that 16 bits hold exactly once clamped.
+bool zero_or_masking_values(TensorEGraph& t, eg::Id m);
+
 }  // namespace sator::rules

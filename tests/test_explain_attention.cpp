@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <set>
 
 #include "interp/verify.h"
 #include "ir/graph_builder.h"
@@ -151,4 +152,38 @@ TEST_CASE("explain-attention: every corpus softmax is listed, fused ones in grap
     // The blocks the report counts as fused are the kernels the output has.
     CHECK((fused > 0) == (r.sdpa_out > 0));
   }
+}
+
+// The first reason, on real graphs whose blocks are left decomposed for
+// different reasons: each names what a user can do about it.
+TEST_CASE("explain-attention: the reasons real graphs' blocks are left decomposed", "[explain][corpus]") {
+  const auto reasons = [](const std::string& path, pipeline::OptimizeOptions o = {}) {
+    o.explain_attention = true;
+    const auto blocks = pipeline::optimize(load_graph(test::corpus_path(path)), o).attention;
+    std::set<std::string> out;
+    for (const auto& a : blocks) out.insert(a.fused ? "fused" : a.why);
+    return out;
+  };
+  const auto has = [](const std::set<std::string>& whys, const std::string& text) {
+    for (const auto& w : whys)
+      if (w.find(text) != std::string::npos) return true;
+    return false;
+  };
+  // gpt2 training applies dropout to the probabilities: opt-in.
+  const auto dropout = reasons("graphs/gpt2.train.g0.json");
+  CHECK(dropout.size() == 1);
+  CHECK(has(dropout, "--fuse-dropout"));
+  // MPT under autocast adds a float32 ALiBi bias to bf16 scores.
+  const auto alibi = reasons("zoo/graphs/mpt.amp-eager.infer.g0.json");
+  CHECK(alibi.size() == 1);
+  CHECK(has(alibi, "float32 term to 16-bit"));
+  // OPT training adds its padding mask (an input): opt-in, and with the
+  // option the block is fused in the e-graph but estimated dearer.
+  CHECK(has(reasons("graphs/opt.train.g2.json"), "--training-attention-bias"));
+  pipeline::OptimizeOptions biased;
+  biased.training_attention_bias = true;
+  const auto fp32 = reasons("zoo/graphs/opt.fp32-eager.train.g2.json", biased);
+  CHECK(has(fp32, "fused in the e-graph"));
+  // SDPA's math path under autocast (vit) fuses in inference.
+  CHECK(reasons("zoo/graphs/vit.amp-sdpa.infer.g0.json") == std::set<std::string>{"fused"});
 }
