@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "ir/op_table.h"
 
@@ -21,6 +22,12 @@ const Device* find_device(std::string_view name) {
       .matmul_unaligned_flops_fp32 = 125e12,  // the same in TF32: 119-127
       .attention_flops_16bit = 120e12,        // cuDNN attention, one instance: 116
       .attention_flops_fp32 = 33e12,          // efficient attention in fp32: 27-36 at 2-3 GFLOP
+      // F.scaled_dot_product_attention on [8,16,1024,64], [8,12,1024,64],
+      // [2,32,2048,128] (python/gpu/causal_attention_rate.py,
+      // docs/results/causal_attention_h200.json): 389-632 without a bias,
+      // 222-338 with one; float32 33-45 and 28-38 (attention_flops_fp32).
+      .sdpa_flops_16bit = 400e12,
+      .sdpa_bias_flops_16bit = 220e12,
       .bandwidth = 3.8e12,                    // elementwise ops over 20 MB: 3.7-3.9 TB/s
       .kernel_min_memory_s = 2e-6,            // elementwise ops under 100 kB: 2.0 us
       .kernel_min_matmul_s = 5e-6,
@@ -106,7 +113,9 @@ double matmul_rate(const Device& d, DType t, bool is_aligned) {
   return half ? d.matmul_flops_16bit : d.matmul_flops_fp32;
 }
 
-double attention_rate(const Device& d, DType t) {
+double attention_rate(const Device& d, DType t, std::string_view op, bool bias) {
+  if ((t == DType::BFloat16 || t == DType::Float16) && op == "aten.scaled_dot_product_attention.default")
+    return bias ? d.sdpa_bias_flops_16bit : d.sdpa_flops_16bit;
   if (t == DType::BFloat16 || t == DType::Float16) return d.attention_flops_16bit;
   return t == DType::Float64 ? d.matmul_flops_fp64 / 4 : d.attention_flops_fp32;
 }
@@ -127,7 +136,21 @@ double host_dispatch(const Device& d, std::string_view op, const std::vector<Ope
 }
 }  // namespace
 
-OpCost roofline_cost(const Device& d, std::string_view op, const std::vector<Operand>& in, const std::vector<Operand>& out) {
+bool sets_is_causal(std::string_view op, const std::vector<Value>& args,
+                    const std::vector<std::pair<std::string, Value>>& kwargs) {
+  const OpInfo* info = find_op(op);
+  if (!info) return false;
+  for (size_t i = 0; i < info->params.size(); ++i) {
+    if (info->params[i].name != "is_causal") continue;
+    if (i < args.size()) return args[i].kind == Value::Kind::Bool && args[i].b;
+    for (const auto& [name, v] : kwargs)
+      if (name == "is_causal") return v.kind == Value::Kind::Bool && v.b;
+  }
+  return false;
+}
+
+OpCost roofline_cost(const Device& d, std::string_view op, const std::vector<Operand>& in, const std::vector<Operand>& out,
+                     bool causal) {
   OpCost c;
   c.dtype = in.empty() ? (out.empty() ? DType::Float32 : out[0].dtype) : in[0].dtype;
   if (op == "placeholder" || op == "output") return c;
@@ -143,6 +166,7 @@ OpCost roofline_cost(const Device& d, std::string_view op, const std::vector<Ope
   c.bytes = moved(in) + moved(out);
   const DType t = c.dtype;
   double rate = 0, kernel_min = d.kernel_min_memory_s;
+  bool biased = false;  // an attention op given a bias
   if (is_matmul(op) && !out.empty() && !in.empty()) {
     // 2·K multiply-adds per output element; K is the reduced dim: the last of
     // the first matrix operand (addmm/baddbmm: the second input).
@@ -161,6 +185,14 @@ OpCost roofline_cost(const Device& d, std::string_view op, const std::vector<Ope
     const double s = static_cast<double>(k.shape[k.shape.size() - 2]), ev = static_cast<double>(v.shape.back());
     const double batch = static_cast<double>(q.numel()) / (l * e);
     c.flops = 2.0 * batch * l * s * (e + ev);
+    // A causal kernel computes the blocks on and below the diagonal: (n+1)/2n
+    // of n x n blocks of 128 (measured 1.57-1.80x faster in float32 at
+    // L = 1024-2048, where the kernels are compute bound).
+    if (causal) {
+      const double blocks = std::max(1.0, std::ceil(l / 128.0));
+      c.flops *= (blocks + 1.0) / (2.0 * blocks);
+    }
+    biased = in.size() >= 4;
   } else if (op.find("scaled_dot_product") != std::string_view::npos && in.size() >= 4) {
     // Backward: recomputes the scores and runs four more matmuls.
     c.kind = CostKind::Attention;
@@ -181,7 +213,7 @@ OpCost roofline_cost(const Device& d, std::string_view op, const std::vector<Ope
     c.kind = CostKind::Memory;  // pointwise, reductions, softmax, creation, indexing
   }
   if (c.kind == CostKind::Attention) {
-    rate = attention_rate(d, t);
+    rate = attention_rate(d, t, op, biased);
     kernel_min = d.kernel_min_attention_s;
   }
   const double compute = c.flops > 0 && rate > 0 ? c.flops / rate : 0.0;

@@ -11,9 +11,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ir/dtype.h"
+#include "ir/value.h"
 
 namespace sator::extract {
 
@@ -25,8 +27,12 @@ struct Device {
   double matmul_flops_fp64;
   double matmul_unaligned_flops_16bit;  // a matrix dim not a multiple of 16 bytes
   double matmul_unaligned_flops_fp32;
-  double attention_flops_16bit;         // fused attention kernels
+  double attention_flops_16bit;         // fused attention kernels called by name (cuDNN, efficient)
   double attention_flops_fp32;
+  // scaled_dot_product_attention, which picks its backend: 16-bit without a
+  // bias (flash) and with one (the efficient kernel).
+  double sdpa_flops_16bit;
+  double sdpa_bias_flops_16bit;
   double bandwidth;
   // Fixed GPU time per kernel, whatever its size.
   double kernel_min_memory_s;
@@ -75,7 +81,14 @@ struct OpCost {
 
 // The cost of one op given its tensor operands (inputs in argument order,
 // outputs in result order; non-tensor arguments left out).
+// `causal`: an attention op with is_causal set, whose kernels skip the
+// blocks above the diagonal.
 OpCost roofline_cost(const Device& d, std::string_view op, const std::vector<Operand>& inputs,
-                     const std::vector<Operand>& outputs);
+                     const std::vector<Operand>& outputs, bool causal = false);
+
+// Whether an op's arguments (as bound to its schema: ATen positional order,
+// then keywords) set is_causal.
+bool sets_is_causal(std::string_view op, const std::vector<Value>& args,
+                    const std::vector<std::pair<std::string, Value>>& kwargs);
 
 }  // namespace sator::extract

@@ -31,7 +31,9 @@ eg::Extraction extract_cheapest(const TensorEGraph& t, const Graph& input, const
     // Views cost no time; a nanosecond per node breaks ties toward the
     // graph with fewer nodes (fewer layout ops) among equally fast ones.
     const double tie_break = is_graph_io(op) ? 0.0 : 1e-3;
-    return extract::roofline_cost(*device, op, in, out).seconds * 1e6 + tie_break;
+    const NodeAttrs& attrs = t.lang.attrs(t.egraph.attr(n));
+    const bool causal = op.find("attention") != std::string::npos && extract::sets_is_causal(op, attrs.args, attrs.kwargs);
+    return extract::roofline_cost(*device, op, in, out, causal).seconds * 1e6 + tie_break;
   };
   // The target's refused ops (unless the input has them) are never
   // extracted: their classes keep the input's own form, which is allowed.

@@ -60,7 +60,23 @@ TEST_CASE("roofline: matmuls by flops, pointwise by bytes, views free, attention
   CHECK(sdpa.kind == CostKind::Attention);
   CHECK(sdpa.bytes == Approx(4.0 * q.bytes()));
   CHECK(sdpa.flops == Approx(2.0 * 8 * 16 * 2048.0 * 2048.0 * 128));
-  CHECK(sdpa.gpu_seconds == Approx(d.kernel_min_attention_s + sdpa.flops / d.attention_flops_16bit));
+  CHECK(sdpa.gpu_seconds == Approx(d.kernel_min_attention_s + sdpa.flops / d.sdpa_flops_16bit));
+  // A bias sends SDPA to the slower efficient kernel; a causal kernel skips
+  // the blocks above the diagonal: (16 + 1) / 32 of them at L = 2048.
+  const Operand bias{{2048, 2048}, DType::BFloat16};
+  const OpCost biased = roofline_cost(d, "aten.scaled_dot_product_attention.default", {q, q, q, bias}, {q});
+  CHECK(biased.gpu_seconds > sdpa.gpu_seconds);
+  const OpCost causal = roofline_cost(d, "aten.scaled_dot_product_attention.default", {q, q, q}, {q}, true);
+  CHECK(causal.flops == Approx(sdpa.flops * 17.0 / 32.0));
+  // is_causal read from the arguments as the schema binds them.
+  const std::vector<Value> args = {Value::of_node(0), Value::of_node(1), Value::of_node(2), Value::none(),
+                                   Value::of_float(0.0), Value::of_bool(true)};
+  CHECK(sets_is_causal("aten.scaled_dot_product_attention.default", args, {}));
+  CHECK_FALSE(sets_is_causal("aten.scaled_dot_product_attention.default", {args.begin(), args.begin() + 5},
+                             {{"is_causal", Value::of_bool(false)}}));
+  CHECK(sets_is_causal("aten.scaled_dot_product_attention.default", {args.begin(), args.begin() + 3},
+                       {{"is_causal", Value::of_bool(true)}}));
+  CHECK_FALSE(sets_is_causal("aten.mm.default", args, {}));
 }
 
 TEST_CASE("eager pipeline: the host's dispatch overlaps the GPU's kernels", "[cost]") {
