@@ -31,10 +31,10 @@ std::vector<int64_t> last_two_swapped(size_t rank) {
   return p;
 }
 
-// kᵀ as AOTAutograd writes it: a permute or a transpose of the last two dims.
+// kᵀ in the attention rules' canonical form: a permute of the last two dims
+// (a transpose.int meets it through transpose-as-permute, checked on its own).
 NodeId transposed(Draw& d, NodeId k, size_t rank) {
-  if (d.coin()) return d.b.op("aten.permute.default", {B::ref(k), B::ints(last_two_swapped(rank))});
-  return d.b.op("aten.transpose.int", {B::ref(k), Value::of_int(-2), Value::of_int(-1)});
+  return d.b.op("aten.permute.default", {B::ref(k), B::ints(last_two_swapped(rank))});
 }
 
 // A mask over an L x S score matrix built from iotas, one of:
@@ -106,14 +106,14 @@ NodeId attention(Draw& d, size_t rank, bool dropout) {
     kt = transposed(d, d.b.input(cat(batch, {S, E})), rank);
   }
   const NodeId qk = d.b.op("aten.matmul.default", {B::ref(q), B::ref(kt)});
-  // The scale: a number, a 0-d constant tensor, or a 0-d tensor computed at run time.
-  const char* scale_op = d.coin() ? "aten.mul.Tensor" : "aten.div.Tensor";
-  Value scale = Value::of_float(d.number());
-  if (const int64_t kind = d.integer(0, 3); kind == 2)
-    scale = B::ref(d.b.op("aten.scalar_tensor.default", {scale}, {{"dtype", Value::of_dtype(DType::Float32)}}));
+  // The scale, in the canonical form (a division or a 0-d constant tensor
+  // meets it through the scale identities of rules/matmul.rules): a number,
+  // none, or a 0-d tensor computed at run time.
+  NodeId s = qk;
+  if (const int64_t kind = d.integer(0, 3); kind <= 1)
+    s = d.b.op("aten.mul.Tensor", {B::ref(qk), Value::of_float(d.number())});
   else if (kind == 3)
-    scale = B::ref(d.b.input({}));
-  NodeId s = d.b.op(scale_op, {B::ref(qk), scale});
+    s = d.b.op("aten.mul.Tensor", {B::ref(qk), B::ref(d.b.input({}))});
   bool rows_may_be_masked_whole = false;
   if (mask_kind != 0) {
     const int64_t shift = d.integer(0, 2);
@@ -155,11 +155,11 @@ NodeId attention_training(Draw& d, bool dropout, DType t = DType::Float32) {
   const NodeId q = d.b.input(cat(batch, {L, E}), t), k = d.b.input(cat(batch, {S, E}), t);
   const NodeId v = d.b.input(cat(batch, {S, Ev}), t);
   const NodeId qk = d.b.op("aten.matmul.default", {B::ref(q), B::ref(transposed(d, k, 4))});
-  const char* scale_op = d.coin() ? "aten.mul.Tensor" : "aten.div.Tensor";
+  // The scale in the canonical form: a number, or a 0-d tensor computed at
+  // run time, in [1, 3) (a scale near 0 would only test rounding).
+  const char* scale_op = "aten.mul.Tensor";
   Value scale = Value::of_float(d.number());
-  if (const int64_t kind = d.integer(0, half ? 1 : 2); kind == 1)
-    scale = B::ref(d.b.op("aten.scalar_tensor.default", {scale}, {{"dtype", Value::of_dtype(t)}}));
-  else if (kind == 2)  // computed at run time, in [1, 3): a scale near 0 would only test rounding
+  if (!half && d.coin())
     scale = B::ref(d.b.op("aten.add.Tensor", {B::ref(d.b.input({})), Value::of_float(2.0)}));
   NodeId s = d.b.op(scale_op, {B::ref(qk), scale});
   if (mask_kind != 0) {
@@ -331,6 +331,16 @@ NodeId safe_softmax_written_out(Draw& d, size_t rank) {
   return d.b.op("aten.where.self", {B::ref(all_masked), B::ref(zero), B::ref(sm)});
 }
 
+// x * c or x / c for a 0-d tensor c that holds a number: scalar_tensor(v)
+// or full([], v).
+NodeId scale_by_0d_constant(Draw& d, size_t rank, const char* op) {
+  const NodeId x = d.b.input(d.shape(rank));
+  const Value v = Value::of_float(d.number());
+  const NodeId c = d.coin() ? d.b.op("aten.scalar_tensor.default", {v}, {{"dtype", Value::of_dtype(DType::Float32)}})
+                            : d.b.op("aten.full.default", {B::sizes({}), v}, {{"dtype", Value::of_dtype(DType::Float32)}});
+  return d.b.op(op, {B::ref(x), B::ref(c)});
+}
+
 NodeId scalar_out_of_matmul(Draw& d, size_t rank, const char* op) {
   // x = P + [L, E] scaled by a number, y = P + [E, S] or [E, S] (broadcast).
   const std::vector<SymExpr> batch = d.shape(rank - 2);
@@ -378,6 +388,8 @@ std::vector<RuleCase> recompose_cases() {
     return upcast_softmax(d, r, d.coin() ? DType::BFloat16 : DType::Float16);
   });
   add("safe-softmax-recompose", 1, 6, safe_softmax_written_out);
+  add("scale-by-0d-constant", 0, 6, [](Draw& d, size_t r) { return scale_by_0d_constant(d, r, "aten.mul.Tensor"); });
+  add("divide-by-0d-constant", 0, 6, [](Draw& d, size_t r) { return scale_by_0d_constant(d, r, "aten.div.Tensor"); });
   add("linear", 2, 6, [](Draw& d, size_t r) { return linear(d, r, true); });
   add("linear-no-bias", 2, 6, [](Draw& d, size_t r) { return linear(d, r, false); });
   return cases;

@@ -6,6 +6,7 @@
 #include "extract/egraph_problem.h"
 #include "extract/extractors.h"
 #include "extract/graph_cost.h"
+#include "ir/op_table.h"
 #include "ir/output_target.h"
 
 namespace sator::pipeline {
@@ -30,7 +31,12 @@ eg::Extraction extract_cheapest(const TensorEGraph& t, const Graph& input, const
     const std::string& op = t.lang.op_name(t.egraph.op(n));
     // Views cost no time; a nanosecond per node breaks ties toward the
     // graph with fewer nodes (fewer layout ops) among equally fast ones.
-    const double tie_break = is_graph_io(op) ? 0.0 : 1e-3;
+    // Among forms as fast and as small, the input's own arithmetic: an
+    // identity that only restates it (x / 768 as x * (1/768), one rounding
+    // apart) leaves it as written. (Layout ops are exact either way and
+    // compete on their count alone.)
+    const bool restated = !t.is_original(n) && !op_has(op, OpFact::CountedLayout);
+    const double tie_break = is_graph_io(op) ? 0.0 : restated ? 1.001e-3 : 1e-3;
     const NodeAttrs& attrs = t.lang.attrs(t.egraph.attr(n));
     const bool causal = op.find("attention") != std::string::npos && extract::sets_is_causal(op, attrs.args, attrs.kwargs);
     return extract::roofline_cost(*device, op, in, out, causal).seconds * 1e6 + tie_break;

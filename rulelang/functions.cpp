@@ -254,6 +254,18 @@ std::vector<Function> make_functions() {
   // Number arithmetic (Python scalars: a scale, a fill value), in double.
   add("times", {T::Number, T::Number}, T::Number, "(times a b): the product of two numbers (a scale of a scale)",
       [](TensorEGraph&, Args a) { return RValue::of(Value::of_float(to_double(a[0]->value()) * to_double(a[1]->value()))); });
+  add("one-over", {T::Number}, T::Number, "(one-over c): 1 / c, for a nonzero number (declines at 0)", [](TensorEGraph&, Args a) {
+    const double c = to_double(a[0]->value());
+    if (c == 0.0) throw Decline{};
+    return RValue::of(Value::of_float(1.0 / c));
+  });
+  add("constant", {T::Tensor}, T::Number,
+      "(constant t): the one value every element of t holds (a 0-d constant, a filled tensor); declines where it is not known",
+      [](TensorEGraph& t, Args a) {
+        const auto v = t.analysis.constant(t.egraph, a[0]->cls);
+        if (!v) throw Decline{};
+        return RValue::of(Value::of_float(*v));
+      });
   // Comparisons: sizes are decided by the shape prover (Z3); a question it
   // cannot settle is false both ways.
   add("=", {T::Any, T::Any}, T::Bool, "equal (sizes and size lists: proved equal)",

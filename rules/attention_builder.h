@@ -1,9 +1,10 @@
 // What the attention rules share (attention_rules.cpp, attention_train_rules.cpp):
 // an e-graph node builder with shape and dtype queries, and the reading of
-// attention's scores in every form the corpus writes them,
-//   scores = [mask +] scale · matmul(q, kᵀ),
+// attention's scores in their canonical form,
+//   scores = [mask +] [scale ·] matmul(q, permute(k, last two swapped)),
 // as q, k, the scale (a number, or a run-time 0-d tensor), the additive
-// mask or the causal triangle.
+// mask or the causal triangle. The other ways models write scores reach
+// this form by small identities (rules/matmul.rules, rules/layout.rules).
 #pragma once
 
 #include <memory>
@@ -78,14 +79,12 @@ bool is_last_two_swap(const std::vector<int64_t>& dims);
 // A dims argument as non-negative ints.
 std::vector<int64_t> int_list(const Value& v, size_t rank);
 
-// One reading of attention's scores.
+// One reading of attention's scores, [mask +] [scale ·] matmul(q, kᵀ).
 struct AttentionForm {
   Id q = kNoId, k = kNoId;  // k is [.., S, E]: kᵀ's source, permuted back where needed
-  double scale = 1.0;       // a number scale (divisions inverted)
+  double scale = 1.0;       // the number scale (1 when none)
   std::optional<Value> scale_value;  // the number as written, when there is one
-  bool divide = false;      // the scale divides (as written)
   Id scale_tensor = kNoId;  // a run-time 0-d scale (q must be scaled by it first)
-  Id scale_class = kNoId;   // a 0-d tensor holding the number scale, when written so
   Id mask = kNoId;          // an additive mask to pass (kNoId: none, or causal)
   bool causal = false;      // the mask was the causal triangle
 };

@@ -48,35 +48,30 @@ std::vector<AttentionForm> attention_forms(const std::shared_ptr<AttentionBuilde
   const std::vector<SymExpr> sv = *sv_found;
   const auto qdt = b->dtype(g, scores);
   if (!qdt || !is_floating(*qdt)) return out;
-  // Scores: [mask +] scale * matmul(q, kᵀ); collect every form present.
+  // The canonical scores: [mask +] [scale ·] matmul(q, permute(x, A)). Every
+  // other way models write them (a division, a 0-d tensor holding the
+  // scale, a transpose, scales on q or k, a scale of 1) meets this form
+  // through the identities of rules/matmul.rules and rules/layout.rules.
   struct Form {
     Id scores;  // the class holding matmul(q, kᵀ)
-    std::optional<Value> scale;
-    bool divide = false;
+    std::optional<Value> scale;  // a number
     Id mask = kNoId;
-    Id scale_tensor = kNoId;  // a 0-d tensor scale: applied to q first
-    Id scale_class = kNoId;   // a 0-d tensor scale of known value, as written
+    Id scale_tensor = kNoId;  // a 0-d tensor computed at run time: applied to q first
   };
   std::vector<Form> forms;
   auto scaled_forms = [&](Id cls, Id mask) {
-    forms.push_back(Form{cls, std::nullopt, false, mask, kNoId});
-    for (const char* op : {"aten.mul.Tensor", "aten.div.Tensor"})
-      for (Id n : b->nodes(g, cls, op)) {
-        if (auto c = b->scalar_arg(g, n)) {
-          forms.push_back(Form{b->child(g, n, 0), c, op[5] == 'd', mask, kNoId});
-        } else if (g.children(n).size() == 2) {
-          const Id c = b->child(g, n, 1);
-          const auto* sc = b->shape(c);
-          if (!sc || !sc->empty() || b->dtype(g, c) != qdt) continue;
-          if (auto k = b->t.analysis.constant(g, c)) {
-            // A 0-d tensor holding a known number: a number scale.
-            forms.push_back(Form{b->child(g, n, 0), Value::of_float(*k), op[5] == 'd', mask, kNoId, c});
-          } else {
-            // A scale computed at run time: (q·c)kᵀ = c·(qkᵀ).
-            forms.push_back(Form{b->child(g, n, 0), std::nullopt, op[5] == 'd', mask, c});
-          }
-        }
+    forms.push_back(Form{cls, std::nullopt, mask, kNoId});
+    for (Id n : b->nodes(g, cls, "aten.mul.Tensor")) {
+      if (auto c = b->scalar_arg(g, n)) {
+        forms.push_back(Form{b->child(g, n, 0), c, mask, kNoId});
+      } else if (g.children(n).size() == 2) {
+        // A scale computed at run time: (q·c)kᵀ = c·(qkᵀ).
+        const Id c = b->child(g, n, 1);
+        const auto* sc = b->shape(c);
+        if (sc && sc->empty() && b->dtype(g, c) == qdt && !b->t.analysis.constant(g, c))
+          forms.push_back(Form{b->child(g, n, 0), std::nullopt, mask, c});
       }
+    }
   };
   scaled_forms(g.find(scores), kNoId);
   for (Id add : b->nodes(g, g.find(scores), "aten.add.Tensor")) {
@@ -89,62 +84,48 @@ std::vector<AttentionForm> attention_forms(const std::shared_ptr<AttentionBuilde
       const auto* sq_found = b->shape(q);
       if (!sq_found || sq_found->size() != 4 || b->dtype(g, q) != qdt || b->dtype(g, v) != qdt) continue;
       const std::vector<SymExpr> sq = *sq_found;
-      for (const char* tr : {"aten.permute.default", "aten.transpose.int"}) {
-        for (Id p : b->nodes(g, kt, tr)) {
-          const NodeAttrs& pa = b->attrs(g, p);
-          bool swap = false;
-          if (tr[5] == 'p') swap = pa.args.size() == 2 && is_last_two_swap(int_list(pa.args[1], 4));
-          else if (pa.args.size() == 3) {
-            auto d = int_list(Value::of_list({pa.args[1], pa.args[2]}), 4);
-            swap = (d[0] == 2 && d[1] == 3) || (d[0] == 3 && d[1] == 2);
-          }
-          // Any other permute of a 4-D x is kᵀ for k = permute(x, A), A its
-          // dims with the last two swapped (the form a greedy composition of
-          // k's own permute with the transpose leaves).
-          std::vector<int64_t> k_dims;
-          if (!swap && tr[5] == 'p' && pa.args.size() == 2) {
-            const std::vector<int64_t> d = int_list(pa.args[1], 4);
-            if (d.size() == 4) k_dims = {d[0], d[1], d[3], d[2]};
-          }
-          if (!swap && k_dims.empty()) continue;
-          Id k = b->child(g, p, 0);
-          if (!k_dims.empty()) {
-            NodeAttrs ka;
-            ka.args = {Value::of_node(0), Value::of_list({Value::of_int(k_dims[0]), Value::of_int(k_dims[1]),
-                                                          Value::of_int(k_dims[2]), Value::of_int(k_dims[3])})};
-            k = b->add(g, "aten.permute.default", ka, {k});
-          }
-          const auto* sk = b->shape(k);
-          if (!sk || !b->same_dims(std::vector<SymExpr>(sk->begin(), sk->begin() + 2),
-                                   std::vector<SymExpr>(sq.begin(), sq.begin() + 2)) ||
-              !b->same_dims(std::vector<SymExpr>(sv.begin(), sv.begin() + 3),
-                            std::vector<SymExpr>(sk->begin(), sk->begin() + 3)))
-            continue;
-          // A mask that is the causal triangle becomes is_causal (SDPA's own,
-          // faster path), one that adds 0 everywhere goes (whatever its
-          // dtype: adding 0 or -inf rounds to nothing); any other additive
-          // mask is passed as it is, and must be of q's dtype (SDPA's
-          // boolean masks mean something else).
-          const auto* sm = f.mask == kNoId ? nullptr : b->shape(f.mask);
-          const MaskKind kind = sm && sm->size() >= 2 && b->equal((*sm)[sm->size() - 2], sq[2]) &&
-                                        b->equal((*sm)[sm->size() - 1], (*sk)[2])
-                                    ? classify_mask(b->t, f.mask)
-                                    : MaskKind::Other;
-          const bool causal = kind == MaskKind::Causal;
-          const bool pass_mask = f.mask != kNoId && kind == MaskKind::Other;
-          if (pass_mask && b->dtype(g, f.mask) != qdt) continue;
-          AttentionForm a;
-          a.q = q;
-          a.k = k;
-          a.causal = causal;
-          a.mask = pass_mask ? f.mask : kNoId;
-          a.scale_value = f.scale;
-          a.divide = f.divide;
-          a.scale = f.scale ? (f.divide ? 1.0 / AttentionBuilder::number(*f.scale) : AttentionBuilder::number(*f.scale)) : 1.0;
-          a.scale_tensor = f.scale_tensor;
-          a.scale_class = f.scale_class;
-          out.push_back(a);
+      for (Id p : b->nodes(g, kt, "aten.permute.default")) {
+        const NodeAttrs& pa = b->attrs(g, p);
+        if (pa.args.size() != 2) continue;
+        // kᵀ = permute(x, A): k = x when A swaps the last two dims, else
+        // k = permute(x, A with its last two entries swapped) (the form a
+        // greedy composition of k's own permute with the transpose leaves).
+        const std::vector<int64_t> d = int_list(pa.args[1], 4);
+        if (d.size() != 4) continue;
+        Id k = b->child(g, p, 0);
+        if (!is_last_two_swap(d)) {
+          NodeAttrs ka;
+          ka.args = {Value::of_node(0), Value::of_list({Value::of_int(d[0]), Value::of_int(d[1]), Value::of_int(d[3]),
+                                                        Value::of_int(d[2])})};
+          k = b->add(g, "aten.permute.default", ka, {k});
         }
+        const auto* sk = b->shape(k);
+        if (!sk || !b->same_dims(std::vector<SymExpr>(sk->begin(), sk->begin() + 2),
+                                 std::vector<SymExpr>(sq.begin(), sq.begin() + 2)) ||
+            !b->same_dims(std::vector<SymExpr>(sv.begin(), sv.begin() + 3),
+                          std::vector<SymExpr>(sk->begin(), sk->begin() + 3)))
+          continue;
+        // A mask that is the causal triangle becomes is_causal (SDPA's own,
+        // faster path), one that adds 0 everywhere goes (whatever its
+        // dtype: adding 0 or -inf rounds to nothing); any other additive
+        // mask is passed as it is, and must be of q's dtype (SDPA's
+        // boolean masks mean something else).
+        const auto* sm = f.mask == kNoId ? nullptr : b->shape(f.mask);
+        const MaskKind kind = sm && sm->size() >= 2 && b->equal((*sm)[sm->size() - 2], sq[2]) &&
+                                      b->equal((*sm)[sm->size() - 1], (*sk)[2])
+                                  ? classify_mask(b->t, f.mask)
+                                  : MaskKind::Other;
+        const bool pass_mask = f.mask != kNoId && kind == MaskKind::Other;
+        if (pass_mask && b->dtype(g, f.mask) != qdt) continue;
+        AttentionForm a;
+        a.q = q;
+        a.k = k;
+        a.causal = kind == MaskKind::Causal;
+        a.mask = pass_mask ? f.mask : kNoId;
+        a.scale_value = f.scale;
+        a.scale = f.scale ? AttentionBuilder::number(*f.scale) : 1.0;
+        a.scale_tensor = f.scale_tensor;
+        out.push_back(a);
       }
     }
   }

@@ -26,7 +26,7 @@ const std::vector<RuleInfo>& recompose_rule_info() {
 
 const std::vector<RuleInfo>& attention_rule_info() {
   static const std::vector<RuleInfo> info = {
-      {"attention", "matmul(_softmax(matmul(q, kᵀ) · s [+ m], -1), v) = scaled_dot_product_attention(q, k, v, m, 0, False, scale=s)"},
+      {"attention", "matmul(_softmax(matmul(q, kᵀ) · s [+ m], -1), v) = scaled_dot_product_attention(q, k, v, m, 0, False, scale=s) (and with _safe_softmax, SDPA's own)"},
       {"attention-dropout", "matmul(dropout_p(_softmax(...)), v) = scaled_dot_product_attention(..., dropout_p, ...): equal in distribution only, so opt-in (--fuse-dropout)"},
   };
   return info;
@@ -54,7 +54,7 @@ Id fuse_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id sm_class,
     if (f.scale_tensor != kNoId) {
       NodeAttrs sa;
       sa.args = {Value::of_node(0), Value::of_node(1)};
-      query = b->add(g, f.divide ? "aten.div.Tensor" : "aten.mul.Tensor", sa, {f.q, f.scale_tensor});
+      query = b->add(g, "aten.mul.Tensor", sa, {f.q, f.scale_tensor});
       scale = 1.0;
     }
     at.kwargs.emplace_back("scale", Value::of_float(scale));

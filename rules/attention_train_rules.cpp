@@ -103,24 +103,23 @@ Id getitem(Builder& b, eg::EGraph& g, Id tuple, int64_t i) {
   return b.add(g, "getitem", a, {tuple});
 }
 
-// The class `x` scaled as the forward scaled the scores (x·c or x / c, c a
-// number or a run-time 0-d tensor), if the graph has it.
+// The class `x` scaled as the forward scaled the scores (x·c, c a number
+// or a run-time 0-d tensor; a division meets this form through the scale
+// identities), if the graph has it.
 std::optional<Id> scaled_like(Builder& b, eg::EGraph& g, Id x, const AttentionForm& f) {
   if (!f.scale_value && f.scale_tensor == kNoId) return g.find(x);
-  const auto op = b.t.lang.find_op(f.divide ? "aten.div.Tensor" : "aten.mul.Tensor");
+  const auto op = b.t.lang.find_op("aten.mul.Tensor");
   if (!op) return std::nullopt;
   if (f.scale_tensor != kNoId)
     return g.lookup(*op, b.t.lang.intern(positional(2)), std::vector<Id>{g.find(x), g.find(f.scale_tensor)});
-  if (f.scale_class != kNoId)  // the number held by a 0-d tensor
-    if (auto r = g.lookup(*op, b.t.lang.intern(positional(2)), std::vector<Id>{g.find(x), g.find(f.scale_class)})) return r;
   NodeAttrs a;
   a.args = {Value::of_node(0), *f.scale_value};
   return g.lookup(*op, b.t.lang.intern(a), std::vector<Id>{g.find(x)});
 }
 
-// x·c or x / c for the run-time scale c.
+// x·c for the run-time scale c.
 Id scale_by_tensor(Builder& b, eg::EGraph& g, Id x, const AttentionForm& f) {
-  return b.add(g, f.divide ? "aten.div.Tensor" : "aten.mul.Tensor", positional(2), {x, g.find(f.scale_tensor)});
+  return b.add(g, "aten.mul.Tensor", positional(2), {x, g.find(f.scale_tensor)});
 }
 
 // v from dP = matmul(dO, vᵀ): every (dO, v) the class offers, v as [B, H, S, Ev].
