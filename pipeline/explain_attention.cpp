@@ -55,10 +55,15 @@ bool passes_probabilities(const std::string& op) {
 bool adds_bias(const Graph& g, TensorEGraph& t, NodeId scores) {
   if (g.nodes[scores].op == "prims.convert_element_type.default" && arg_node(g.nodes[scores], 0))
     scores = *arg_node(g.nodes[scores], 0);  // (16-bit scores upcast for the softmax)
-  const Node& n = g.nodes[scores];
-  if (n.op != "aten.add.Tensor") return false;
-  const auto m = arg_node(n, 1);
-  return m && rules::classify_mask(t, t.class_of(*m)) == rules::MaskKind::Other;
+  // Any way the e-graph writes the scores as x + m (a masked_fill of the
+  // scores is one, through masked-fill-as-add).
+  const eg::Id cls = t.class_of(scores);
+  const std::vector<eg::Id> nodes(t.egraph.class_nodes(cls).begin(), t.egraph.class_nodes(cls).end());
+  for (eg::Id n : nodes)
+    if (t.lang.op_name(t.egraph.op(n)) == "aten.add.Tensor" && t.egraph.children(n).size() == 2 &&
+        rules::classify_mask(t, t.egraph.find(t.egraph.children(n)[1])) == rules::MaskKind::Other)
+      return true;
+  return false;
 }
 
 // Whether `n` multiplies by a mask drawn at random (dropout written out:
