@@ -63,6 +63,21 @@ NodeId small_operands(Draw& d, size_t rank) {
   return d.b.op("aten.add.Tensor", {B::ref(xy), B::ref(z)});
 }
 
+// m + x, m broadcasting into x from fewer elements (a mask or a bias added
+// before the scores), of either dtype.
+NodeId bias_first(Draw& d, size_t rank) {
+  const std::vector<SymExpr> xs = d.shape(rank, 2);
+  std::vector<SymExpr> ms = xs;
+  ms[static_cast<size_t>(d.integer(0, static_cast<int64_t>(rank) - 1))] = 1;
+  for (SymExpr& e : ms)
+    if (d.coin()) e = 1;
+  const auto drop = static_cast<size_t>(d.integer(0, static_cast<int64_t>(rank) - 1));
+  ms.erase(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(d.coin() ? drop : 0));
+  const NodeId m = d.b.input(ms, d.coin() ? DType::BFloat16 : DType::Float32);
+  const NodeId x = d.b.input(xs, d.coin() ? DType::BFloat16 : DType::Float32);
+  return d.b.op("aten.add.Tensor", {B::ref(m), B::ref(x)});
+}
+
 }  // namespace
 
 std::vector<RuleCase> mask_algebra_cases() {
@@ -70,6 +85,7 @@ std::vector<RuleCase> mask_algebra_cases() {
       {"convert-roundtrip", 0, 6, false, false, roundtrip},
       {"masked-fill-as-add", 1, 6, false, false, masked_fill},
       {"add-small-operands-first", 1, 6, false, false, small_operands},
+      {"add-full-operand-first", 1, 6, false, false, bias_first},
   };
 }
 

@@ -219,7 +219,8 @@ std::vector<AttentionBlock> explain_attention(const Graph& input, TensorEGraph& 
       // The product's class, or (a flattened bmm) its view's: an attention
       // kernel there, or a training kernel's output getitem(kernel, 0).
       std::vector<NodeId> products{*values_matmul};
-      for (NodeId u : users[*values_matmul]) products.push_back(u);
+      for (NodeId u : users[*values_matmul])
+        if (op_has(input.nodes[u].op, OpFact::ReshapeByValue)) products.push_back(u);
       for (NodeId product : products)
         for (eg::Id e : t.egraph.class_nodes(t.class_of(product))) {
           const std::string& op = t.lang.op_name(t.egraph.op(e));

@@ -14,7 +14,8 @@ const std::vector<RuleInfo>& mask_algebra_rule_info() {
   // In the order mask_algebra_rules() builds them: rules/casts.rules first.
   static const std::vector<RuleInfo> info = [] {
     std::vector<RuleInfo> out;
-    for (const rulelang::RuleSpec& r : rulelang::shipped_rule_file("casts").rules) out.push_back({r.name.c_str(), r.doc.c_str()});
+    for (const char* file : {"casts", "bias"})
+      for (const rulelang::RuleSpec& r : rulelang::shipped_rule_file(file).rules) out.push_back({r.name.c_str(), r.doc.c_str()});
     for (const RuleInfo& r : std::initializer_list<RuleInfo>{
       {"masked-fill-as-add",
        "where(c, x, K) = x + where(c, 0, K) and where(c, K, x) = x + where(c, K, 0) for a masking constant K <= -2^100 "
@@ -87,8 +88,10 @@ std::vector<eg::Rewrite> mask_algebra_rules(TensorEGraph& t) {
   auto b = std::make_shared<AttentionBuilder>(AttentionBuilder{t});
   const std::optional<Value> device = graph_device(t.source());
   std::vector<eg::Rewrite> rs;
-  // A cast there and back through a wider type (rules/casts.rules).
-  for (eg::Rewrite& r : rulelang::make_rewrites({rulelang::shipped_rule_file("casts")}, t)) rs.push_back(std::move(r));
+  // A cast there and back through a wider type (rules/casts.rules); a sum's
+  // full-size operand first (rules/bias.rules).
+  for (eg::Rewrite& r : rulelang::make_rewrites({rulelang::shipped_rule_file("casts"), rulelang::shipped_rule_file("bias")}, t))
+    rs.push_back(std::move(r));
   rs.emplace_back(
       "masked-fill-as-add", t.lang, "(aten.where.self ?c ?a ?b)",
       [b, device](eg::EGraph& g, Id eclass, Subst s) -> Id {

@@ -74,6 +74,26 @@ Graph sdpa_math_attention() {
   return b.finish({o});
 }
 
+// Scores with two biases added in model order: a relative-position bias
+// before the scores, a mask over positions after: (bias + q kᵀ / c) + mask,
+// the scale a division by a 0-d constant tensor, kᵀ a transpose; the
+// attention output is the graph's output.
+Graph biases_around_scores() {
+  B b("biases");
+  const int64_t N = 2, H = 4, L = 16, E = 16;
+  const NodeId q = b.input({N, H, L, E}), k = b.input({N, H, L, E}), v = b.input({N, H, L, E});
+  const NodeId position = b.input({1, H, L, L}), positions_mask = b.input({1, 1, L, L});
+  const NodeId kt = b.op("aten.transpose.int", {B::ref(k), Value::of_int(-2), Value::of_int(-1)});
+  const NodeId qk = b.op("aten.matmul.default", {B::ref(q), B::ref(kt)});
+  const NodeId c = b.op("aten.scalar_tensor.default", {Value::of_float(std::sqrt(static_cast<double>(E)))},
+                        {{"dtype", Value::of_dtype(DType::Float32)}});
+  const NodeId scaled = b.op("aten.div.Tensor", {B::ref(qk), B::ref(c)});
+  const NodeId biased = b.op("aten.add.Tensor", {B::ref(position), B::ref(scaled)});
+  const NodeId masked = b.op("aten.add.Tensor", {B::ref(biased), B::ref(positions_mask)});
+  const NodeId p = b.op("aten._softmax.default", {B::ref(masked), Value::of_int(-1), Value::of_bool(false)});
+  return b.finish({b.op("aten.matmul.default", {B::ref(p), B::ref(v)})});
+}
+
 std::vector<pipeline::AttentionBlock> explained(const Graph& g) {
   pipeline::OptimizeOptions o;
   o.explain_attention = true;
@@ -114,6 +134,28 @@ TEST_CASE("SDPA's math decomposition is fused back into one kernel, scale folded
   const auto unguarded = pipeline::optimize(g, without).attention;
   REQUIRE(unguarded.size() == 1);
   CHECK_FALSE(unguarded[0].fused);
+}
+
+TEST_CASE("biases on either side of the scores gather into one mask; the block fuses and verifies", "[explain][attention]") {
+  const Graph g = biases_around_scores();
+  const pipeline::OptimizeResult r = pipeline::optimize(g, {});
+  REQUIRE(r.sdpa_out == 1);
+  for (const Node& n : r.output.nodes)
+    if (n.op == "aten.scaled_dot_product_attention.default") {
+      CHECK(n.args[3].is_node());  // the two biases, summed, as the mask
+      CHECK(n.kwargs[0].second.f == 0.25);  // 1 / 4, the 0-d tensor's value
+    }
+  const interp::VerifyResult v = interp::verify_optimized(g, r.output);
+  CHECK(v.status == interp::VerifyResult::Status::Passed);
+  // The bias first is what add-full-operand-first turns around; without it
+  // the block stays decomposed, and the listing says why.
+  pipeline::OptimizeOptions without;
+  without.without_rules = {"add-full-operand-first"};
+  without.explain_attention = true;
+  const pipeline::OptimizeResult u = pipeline::optimize(g, without);
+  CHECK(u.sdpa_out == 0);
+  REQUIRE(u.attention.size() == 1);
+  CHECK(u.attention[0].why.find("no attention rule fuses") != std::string::npos);
 }
 
 TEST_CASE("optimize: --without-rule names a shipped rule", "[explain][attention]") {
