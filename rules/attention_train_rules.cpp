@@ -104,17 +104,15 @@ Id getitem(Builder& b, eg::EGraph& g, Id tuple, int64_t i) {
 }
 
 // The class `x` scaled as the forward scaled the scores (x·c, c a number
-// or a run-time 0-d tensor; a division meets this form through the scale
-// identities), if the graph has it.
+// or a run-time 0-d tensor). Built, not looked up: the graph may scale dS
+// after its products (SDPA's math path: dq = (dS @ (kᵀ·a)ᵀ)·a), which the
+// scale identities meet from matmul(dS·c, k).
 std::optional<Id> scaled_like(Builder& b, eg::EGraph& g, Id x, const AttentionForm& f) {
   if (!f.scale_value && f.scale_tensor == kNoId) return g.find(x);
-  const auto op = b.t.lang.find_op("aten.mul.Tensor");
-  if (!op) return std::nullopt;
-  if (f.scale_tensor != kNoId)
-    return g.lookup(*op, b.t.lang.intern(positional(2)), std::vector<Id>{g.find(x), g.find(f.scale_tensor)});
+  if (f.scale_tensor != kNoId) return b.add(g, "aten.mul.Tensor", positional(2), {g.find(x), g.find(f.scale_tensor)});
   NodeAttrs a;
   a.args = {Value::of_node(0), *f.scale_value};
-  return g.lookup(*op, b.t.lang.intern(a), std::vector<Id>{g.find(x)});
+  return b.add(g, "aten.mul.Tensor", a, {g.find(x)});
 }
 
 // x·c for the run-time scale c.

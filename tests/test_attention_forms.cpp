@@ -83,8 +83,20 @@ Written attention(Scale scale, bool transpose, Bias bias, bool training) {
   const NodeId sum = b.op("aten.sum.dim_IntList", {B::ref(dpp), B::ints({-1}), Value::of_bool(true)});
   const NodeId ds = scaled(b.op("prims.fma.default", {B::ref(b.op("aten.neg.default", {B::ref(p)})), B::ref(sum), B::ref(dpp)}));
   const auto tr = [&](NodeId x) { return b.op("aten.permute.default", {B::ref(x), B::ints({0, 1, 3, 2})}); };
-  const NodeId dq = b.op("aten.matmul.default", {B::ref(ds), B::ref(k)});
-  const NodeId dk = b.op("aten.matmul.default", {B::ref(tr(ds)), B::ref(q)});
+  NodeId dq, dk;
+  if (scale == Scale::RootOnQAndK) {
+    // The gradients of q·a and kᵀ·a, then scaled by a again.
+    const double root = std::sqrt(s);
+    const NodeId qs = b.op("aten.mul.Scalar", {B::ref(q), Value::of_float(root)});
+    const NodeId kts = b.op("aten.mul.Scalar", {B::ref(swap(k)), Value::of_float(root)});
+    const NodeId d_qs = b.op("aten.matmul.default", {B::ref(ds), B::ref(tr(kts))});
+    const NodeId d_kts = b.op("aten.matmul.default", {B::ref(tr(qs)), B::ref(ds)});
+    dq = b.op("aten.mul.Scalar", {B::ref(d_qs), Value::of_float(root)});
+    dk = tr(b.op("aten.mul.Scalar", {B::ref(d_kts), Value::of_float(root)}));
+  } else {
+    dq = b.op("aten.matmul.default", {B::ref(ds), B::ref(k)});
+    dk = b.op("aten.matmul.default", {B::ref(tr(ds)), B::ref(q)});
+  }
   const NodeId dv = b.op("aten.matmul.default", {B::ref(tr(p)), B::ref(d_out)});
   Graph g = b.finish({o, dq, dk, dv});
   g.nodes[d_out].role = Role::Tangent;
@@ -113,7 +125,8 @@ TEST_CASE("attention written each way models write it fuses and verifies (infere
 }
 
 TEST_CASE("attention written each way models write it fuses and verifies (training)", "[attention][forms]") {
-  for (Scale scale : {Scale::MulNumber, Scale::DivNumber, Scale::DivConstant, Scale::MulConstant, Scale::None})
+  for (Scale scale : {Scale::MulNumber, Scale::DivNumber, Scale::DivConstant, Scale::MulConstant, Scale::RootOnQAndK,
+                      Scale::None})
     for (bool transpose : {false, true})
       for (Bias bias : {Bias::None, Bias::After}) {
         INFO(name(scale) << (transpose ? ", transpose" : ", permute") << ", bias " << static_cast<int>(bias));
