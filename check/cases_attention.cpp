@@ -335,7 +335,8 @@ NodeId safe_softmax_written_out(Draw& d, size_t rank) {
 // or full([], v).
 NodeId scale_by_0d_constant(Draw& d, size_t rank, const char* op) {
   const NodeId x = d.b.input(d.shape(rank));
-  const Value v = Value::of_float(d.number());
+  // A number, or one float32 does not hold exactly (1/sqrt(96)).
+  const Value v = Value::of_float(d.coin() ? d.number() : 1.0 / std::sqrt(96.0));
   const NodeId c = d.coin() ? d.b.op("aten.scalar_tensor.default", {v}, {{"dtype", Value::of_dtype(DType::Float32)}})
                             : d.b.op("aten.full.default", {B::sizes({}), v}, {{"dtype", Value::of_dtype(DType::Float32)}});
   return d.b.op(op, {B::ref(x), B::ref(c)});

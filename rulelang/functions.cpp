@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace sator::rulelang {
 
@@ -27,6 +28,27 @@ double to_double(const Value& v) {
   if (v.kind == Value::Kind::Float) return v.f;
   throw Decline{};
 }
+// The fill value of a float32 scalar_tensor or full in the class, as
+// written (the analysis folds only values the dtype holds exactly, and
+// 1/sqrt(96) is not one). As a Python scalar in a product with a float32 or
+// 16-bit tensor PyTorch computes with it in float32, rounded as the 0-d
+// tensor holds it: the same number either way.
+std::optional<double> float32_fill(TensorEGraph& t, eg::Id cls) {
+  const TensorData& d = t.analysis.data(t.egraph.find(cls));
+  if (d.result != Node::Result::Tensor || d.type.dtype != DType::Float32) return std::nullopt;
+  for (eg::Id n : t.egraph.class_nodes(t.egraph.find(cls))) {
+    const std::string& op = t.lang.op_name(t.egraph.op(n));
+    const NodeAttrs& at = t.lang.attrs(t.egraph.attr(n));
+    const size_t fill = op == "aten.scalar_tensor.default" ? 0 : op == "aten.full.default" ? 1 : at.args.size();
+    if (fill >= at.args.size()) continue;
+    const Value& v = at.args[fill];
+    if (v.kind != Value::Kind::Float && v.kind != Value::Kind::Int) continue;
+    const double x = v.kind == Value::Kind::Int ? static_cast<double>(v.i) : v.f;
+    if (std::isfinite(x)) return x;
+  }
+  return std::nullopt;
+}
+
 int64_t to_int(const Value& v) {
   if (v.kind != Value::Kind::Int) throw Decline{};
   return v.i;
@@ -260,11 +282,12 @@ std::vector<Function> make_functions() {
     return RValue::of(Value::of_float(1.0 / c));
   });
   add("constant", {T::Tensor}, T::Number,
-      "(constant t): the one value every element of t holds (a 0-d constant, a filled tensor); declines where it is not known",
+      "(constant t): the one value every element of t holds (a 0-d constant, a filled tensor; a float32 one's fill "
+      "value as written); declines where it is not known",
       [](TensorEGraph& t, Args a) {
-        const auto v = t.analysis.constant(t.egraph, a[0]->cls);
-        if (!v) throw Decline{};
-        return RValue::of(Value::of_float(*v));
+        if (const auto v = t.analysis.constant(t.egraph, a[0]->cls)) return RValue::of(Value::of_float(*v));
+        if (const auto v = float32_fill(t, a[0]->cls)) return RValue::of(Value::of_float(*v));
+        throw Decline{};
       });
   // Comparisons: sizes are decided by the shape prover (Z3); a question it
   // cannot settle is false both ways.

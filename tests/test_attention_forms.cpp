@@ -21,7 +21,7 @@ namespace {
 
 using B = GraphBuilder;
 
-enum class Scale { MulNumber, DivNumber, DivConstant, MulConstant, RootOnQAndK, None };
+enum class Scale { MulNumber, DivNumber, DivConstant, DivInexactConstant, MulConstant, RootOnQAndK, None };
 enum class Bias { None, Before, After };
 
 const char* name(Scale s) {
@@ -29,6 +29,7 @@ const char* name(Scale s) {
     case Scale::MulNumber: return "x * number";
     case Scale::DivNumber: return "x / number";
     case Scale::DivConstant: return "x / 0-d constant";
+    case Scale::DivInexactConstant: return "x / 0-d constant float32 does not hold";
     case Scale::MulConstant: return "x * 0-d constant";
     case Scale::RootOnQAndK: return "sqrt(s) on q and on k^T";
     case Scale::None: return "no scale";
@@ -60,6 +61,7 @@ Written attention(Scale scale, bool transpose, Bias bias, bool training) {
       case Scale::MulNumber: return b.op("aten.mul.Tensor", {B::ref(x), Value::of_float(s)});
       case Scale::DivNumber: return b.op("aten.div.Tensor", {B::ref(x), Value::of_float(1 / s)});
       case Scale::DivConstant: return b.op("aten.div.Tensor", {B::ref(x), constant(1 / s)});
+      case Scale::DivInexactConstant: return b.op("aten.div.Tensor", {B::ref(x), constant(std::sqrt(96.0))});
       case Scale::MulConstant: return b.op("aten.mul.Tensor", {B::ref(x), constant(s)});
       default: return x;
     }
@@ -76,7 +78,8 @@ Written attention(Scale scale, bool transpose, Bias bias, bool training) {
   if (bias == Bias::After) scores = b.op("aten.add.Tensor", {B::ref(scores), B::ref(bias_in)});
   const NodeId p = b.op("aten._softmax.default", {B::ref(scores), Value::of_int(-1), Value::of_bool(false)});
   const NodeId o = b.op("aten.matmul.default", {B::ref(p), B::ref(v)});
-  if (!training) return {b.finish({o}), scale == Scale::None ? 1.0 : s};
+  const double kernel_scale = scale == Scale::None ? 1.0 : scale == Scale::DivInexactConstant ? 1 / std::sqrt(96.0) : s;
+  if (!training) return {b.finish({o}), kernel_scale};
   const NodeId d_out = b.input({N, H, L, E});
   const NodeId dp = b.op("aten.matmul.default", {B::ref(d_out), B::ref(swap(v))});
   const NodeId dpp = b.op("aten.mul.Tensor", {B::ref(dp), B::ref(p)});
@@ -100,14 +103,14 @@ Written attention(Scale scale, bool transpose, Bias bias, bool training) {
   const NodeId dv = b.op("aten.matmul.default", {B::ref(tr(p)), B::ref(d_out)});
   Graph g = b.finish({o, dq, dk, dv});
   g.nodes[d_out].role = Role::Tangent;
-  return {std::move(g), scale == Scale::None ? 1.0 : s};
+  return {std::move(g), kernel_scale};
 }
 
 }  // namespace
 
 TEST_CASE("attention written each way models write it fuses and verifies (inference)", "[attention][forms]") {
-  for (Scale scale : {Scale::MulNumber, Scale::DivNumber, Scale::DivConstant, Scale::MulConstant, Scale::RootOnQAndK,
-                      Scale::None})
+  for (Scale scale : {Scale::MulNumber, Scale::DivNumber, Scale::DivConstant, Scale::DivInexactConstant,
+                      Scale::MulConstant, Scale::RootOnQAndK, Scale::None})
     for (bool transpose : {false, true})
       for (Bias bias : {Bias::None, Bias::Before, Bias::After}) {
         INFO(name(scale) << (transpose ? ", transpose" : ", permute") << ", bias " << static_cast<int>(bias));
@@ -125,8 +128,8 @@ TEST_CASE("attention written each way models write it fuses and verifies (infere
 }
 
 TEST_CASE("attention written each way models write it fuses and verifies (training)", "[attention][forms]") {
-  for (Scale scale : {Scale::MulNumber, Scale::DivNumber, Scale::DivConstant, Scale::MulConstant, Scale::RootOnQAndK,
-                      Scale::None})
+  for (Scale scale : {Scale::MulNumber, Scale::DivNumber, Scale::DivConstant, Scale::DivInexactConstant,
+                      Scale::MulConstant, Scale::RootOnQAndK, Scale::None})
     for (bool transpose : {false, true})
       for (Bias bias : {Bias::None, Bias::After}) {
         INFO(name(scale) << (transpose ? ", transpose" : ", permute") << ", bias " << static_cast<int>(bias));
