@@ -12,6 +12,7 @@
 #include "rules/layout_rules.h"
 #include "rules/mask_algebra.h"
 #include "rules/mixed_precision.h"
+#include "rules/shipped_rules.h"
 
 namespace sator::check {
 
@@ -454,18 +455,7 @@ std::vector<RuleCase> attention_cases() {
   };
 }
 
-RuleFactory shipped_rules() {
-  return [](TensorEGraph& t) {
-    std::vector<eg::Rewrite> rs = rules::layout_rules(t);
-    for (eg::Rewrite& r : rules::recompose_rules(t)) rs.push_back(std::move(r));
-    for (eg::Rewrite& r : rules::attention_rules(t, /*fuse_dropout=*/true)) rs.push_back(std::move(r));
-    for (eg::Rewrite& r : rules::attention_train_rules(t, /*fuse_dropout=*/true)) rs.push_back(std::move(r));
-    for (eg::Rewrite& r : rules::key_gradient_rules(t)) rs.push_back(std::move(r));
-    for (eg::Rewrite& r : rules::mixed_precision_rules(t)) rs.push_back(std::move(r));
-    for (eg::Rewrite& r : rules::mask_algebra_rules(t)) rs.push_back(std::move(r));
-    return rs;
-  };
-}
+RuleFactory shipped_rules() { return [](TensorEGraph& t) { return rules::all_shipped_rules(t); }; }
 
 std::vector<RuleCase> shipped_cases() {
   std::vector<RuleCase> all = layout_cases();

@@ -18,8 +18,8 @@
 #include "cli/run_report.h"
 #include "ir/graph_io.h"
 #include "ir/output_target.h"
-#include "pipeline/rule_selection.h"
 #include "pipeline/run.h"
+#include "rules/shipped_rules.h"
 
 namespace sator::cli {
 
@@ -51,11 +51,9 @@ void refuse_unavailable(const OptimizeCliOptions& o) {
   if (o.iter_limit == 0) refuse("--iter-limit must be at least 1");
   if (o.node_limit && *o.node_limit == 0) refuse("--node-limit must be at least 1");
   if (!(o.time_limit > 0)) refuse("--time-limit must be a positive number of seconds");
-  for (const std::string& name : o.without_rules) {
-    const auto& known = pipeline::shipped_rule_names();
-    if (std::find(known.begin(), known.end(), name) == known.end())
+  for (const std::string& name : o.without_rules)
+    if (!rules::is_shipped_rule(name))
       refuse("--without-rule: no shipped rule is named '" + name + "' (`sator check-rules --list` lists them)");
-  }
   try {
     output_target(o.target);
   } catch (const std::invalid_argument& e) {

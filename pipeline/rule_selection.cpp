@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "ir/graph_builder.h"
 
 #include "rulelang/rule_set.h"
 #include "rules/attention_rules.h"
@@ -12,6 +11,7 @@
 #include "rules/layout_rules.h"
 #include "rules/mask_algebra.h"
 #include "rules/mixed_precision.h"
+#include "rules/shipped_rules.h"
 
 namespace sator::pipeline {
 
@@ -21,31 +21,9 @@ bool is_training_graph(const Graph& g) {
   return false;
 }
 
-const std::vector<std::string>& shipped_rule_names() {
-  static const std::vector<std::string> names = [] {
-    GraphBuilder b("rule names");
-    const Graph g = b.finish({b.input({1})});
-    TensorEGraph t(g);
-    std::vector<std::vector<eg::Rewrite>> sets;
-    sets.push_back(rules::layout_rules(t));
-    sets.push_back(rules::recompose_rules(t));
-    sets.push_back(rules::attention_rules(t, true));
-    sets.push_back(rules::attention_train_rules(t, true, true));
-    sets.push_back(rules::key_gradient_rules(t));
-    sets.push_back(rules::mask_algebra_rules(t));
-    sets.push_back(rules::mixed_precision_rules(t));
-    std::vector<std::string> out;
-    for (const auto& set : sets)
-      for (const eg::Rewrite& r : set)
-        if (std::find(out.begin(), out.end(), r.name()) == out.end()) out.push_back(r.name());
-    return out;
-  }();
-  return names;
-}
-
 std::vector<eg::Rewrite> rules_for(const Graph& input, TensorEGraph& t, const OptimizeOptions& options) {
   for (const std::string& name : options.without_rules)
-    if (std::find(shipped_rule_names().begin(), shipped_rule_names().end(), name) == shipped_rule_names().end())
+    if (!rules::is_shipped_rule(name))
       throw std::invalid_argument("--without-rule: no shipped rule is named '" + name +
                                   "' (`sator check-rules --list` lists them)");
   std::vector<eg::Rewrite> out;

@@ -16,9 +16,6 @@ namespace sator::pipeline {
 // attention is fused forward and backward together or not at all.
 bool is_training_graph(const Graph& g);
 
-// The names of every shipped rule, whatever the graph and options.
-const std::vector<std::string>& shipped_rule_names();
-
 // The rewrites for `t` (loaded from `input`) under `options`; throws
 // std::invalid_argument for a `without_rules` name no shipped rule has.
 std::vector<eg::Rewrite> rules_for(const Graph& input, TensorEGraph& t, const OptimizeOptions& options);

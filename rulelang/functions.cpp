@@ -36,17 +36,7 @@ double to_double(const Value& v) {
 std::optional<double> float32_fill(TensorEGraph& t, eg::Id cls) {
   const TensorData& d = t.analysis.data(t.egraph.find(cls));
   if (d.result != Node::Result::Tensor || d.type.dtype != DType::Float32) return std::nullopt;
-  for (eg::Id n : t.egraph.class_nodes(t.egraph.find(cls))) {
-    const std::string& op = t.lang.op_name(t.egraph.op(n));
-    const NodeAttrs& at = t.lang.attrs(t.egraph.attr(n));
-    const size_t fill = op == "aten.scalar_tensor.default" ? 0 : op == "aten.full.default" ? 1 : at.args.size();
-    if (fill >= at.args.size()) continue;
-    const Value& v = at.args[fill];
-    if (v.kind != Value::Kind::Float && v.kind != Value::Kind::Int) continue;
-    const double x = v.kind == Value::Kind::Int ? static_cast<double>(v.i) : v.f;
-    if (std::isfinite(x)) return x;
-  }
-  return std::nullopt;
+  return t.analysis.fill_as_written(t.egraph, cls);
 }
 
 int64_t to_int(const Value& v) {

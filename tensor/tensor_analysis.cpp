@@ -68,6 +68,24 @@ bool exact_in(double v, DType t) {
 
 }  // namespace
 
+namespace {
+
+// The number a creation op fills its tensor with, as written (before the
+// dtype rounds it).
+std::optional<double> created_value(const std::string& op, const NodeAttrs& a) {
+  if (op == "aten.scalar_tensor.default" && !a.args.empty()) return number(a.args[0]);
+  if (op == "aten.full.default" && a.args.size() > 1) return number(a.args[1]);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<double> TensorAnalysis::fill_as_written(const eg::EGraph& g, eg::Id cls) const {
+  for (eg::Id n : g.class_nodes(g.find(cls)))
+    if (const auto v = created_value(lang_.op_name(g.op(n)), lang_.attrs(g.attr(n))); v && std::isfinite(*v)) return v;
+  return std::nullopt;
+}
+
 // Constant tensors (every element one number) are known through creation
 // ops, constants, layout ops and arithmetic on constants.
 std::optional<double> TensorAnalysis::fold_constant(const eg::EGraph& g, eg::Id node, const TensorData& d) const {
@@ -84,8 +102,7 @@ std::optional<double> TensorAnalysis::fold_constant(const eg::EGraph& g, eg::Id 
     return number(a.args[i]);
   };
   std::optional<double> v;
-  if (op == "aten.scalar_tensor.default" && !a.args.empty()) v = number(a.args[0]);
-  else if (op == "aten.full.default" && a.args.size() > 1) v = number(a.args[1]);
+  if (const auto created = created_value(op, a)) v = created;
   else if (op == "get_attr" && a.value) v = number(*a.value);
   else if (op_has(op, OpFact::PicksElements) || op == "prims.convert_element_type.default")
     v = operand(0);  // layout ops, copies and gathers of a tensor of one value hold that value (a cast rounds it)

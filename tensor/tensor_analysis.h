@@ -42,6 +42,10 @@ class TensorAnalysis : public eg::TypedAnalysis<TensorData> {
   // The shape of a tensor class, or nullptr.
   // The number every element of a tensor class holds, if known.
   std::optional<double> constant(const eg::EGraph& g, eg::Id cls) const { return data(g.find(cls)).constant; }
+  // The fill value of a creation op (scalar_tensor, full) in the class, as
+  // written: also where the dtype does not hold it exactly (`constant` then
+  // knows nothing).
+  std::optional<double> fill_as_written(const eg::EGraph& g, eg::Id cls) const;
   const std::vector<SymExpr>* shape(const eg::EGraph& g, eg::Id cls) const {
     const TensorData& d = data(g.find(cls));
     return d.result == Node::Result::Tensor ? &d.type.shape : nullptr;
