@@ -27,15 +27,15 @@ double tensor_bytes(const Graph& g, const TensorType& t) {
   return n;
 }
 
-bool contiguous(const Graph& g, const TensorType& t) {
-  if (t.stride.empty()) return true;  // inferred types are contiguous
-  int64_t expected = 1;
-  for (size_t i = t.shape.size(); i-- > 0;) {
-    const int64_t size = value_at_hints(g, t.shape[i]);
-    if (size != 1 && value_at_hints(g, t.stride[i]) != expected) return false;
-    expected *= size;
-  }
-  return true;
+// Whether reshape(in, out) returns a view (no copy): where view's strides
+// exist for it, at the hints. Inferred types (no strides) are contiguous.
+bool reshape_is_view(const Graph& g, const TensorType& in, const TensorType& out) {
+  if (in.stride.empty()) return true;
+  std::vector<int64_t> shape, stride, new_shape;
+  for (const SymExpr& d : in.shape) shape.push_back(value_at_hints(g, d));
+  for (const SymExpr& d : in.stride) stride.push_back(value_at_hints(g, d));
+  for (const SymExpr& d : out.shape) new_shape.push_back(value_at_hints(g, d));
+  return view_strides(shape, stride, new_shape).has_value();
 }
 
 }  // namespace
@@ -48,21 +48,15 @@ double chunked_transient_bytes(const Graph& g, const Node& n) {
   return std::max(inner.peak_bytes - inner.input_bytes, 0.0);
 }
 
-PeakMemory estimate_peak_memory(const Graph& g) {
+Storages storages_of(const Graph& g) {
   const size_t n = g.nodes.size();
-  // Storages: one per allocating tensor result (a tuple's elements each).
-  std::vector<double> storage_bytes;
-  std::vector<NodeId> storage_owner;
-  std::vector<size_t> storage_last_use;
-  std::vector<bool> storage_pinned;  // inputs and outputs: never freed
-  // What each node's result refers to: one storage per tensor (tuple: per slot).
-  std::vector<std::vector<int64_t>> refers(n);
+  Storages st;
+  st.refers.resize(n);
+  std::vector<std::vector<int64_t>>& refers = st.refers;
   auto allocate = [&](NodeId owner, double bytes) {
-    storage_bytes.push_back(bytes);
-    storage_owner.push_back(owner);
-    storage_last_use.push_back(owner);
-    storage_pinned.push_back(false);
-    return static_cast<int64_t>(storage_bytes.size() - 1);
+    st.bytes.push_back(bytes);
+    st.owner.push_back(owner);
+    return static_cast<int64_t>(st.bytes.size() - 1);
   };
   auto first_arg = [&](const Node& node) -> const Value* {
     return node.args.empty() || !node.args[0].is_node() ? nullptr : &node.args[0];
@@ -83,7 +77,8 @@ PeakMemory estimate_peak_memory(const Graph& g) {
     bool view = aliases_input(node.op) && base && !refers[base->node].empty();
     if (node.op == "aten.reshape.default" && base) {
       const TensorType* in = tensor_of(g, base->node);
-      view = in && contiguous(g, *in) && !refers[base->node].empty();
+      view = in && node.result == Node::Result::Tensor && reshape_is_view(g, *in, node.tensor) &&
+             !refers[base->node].empty();
     }
     if (view) {
       // Every element of a view-producing tuple op (split) shares the base.
@@ -96,6 +91,17 @@ PeakMemory estimate_peak_memory(const Graph& g) {
       for (const OutputSlot& slot : node.outputs)
         refers[i].push_back(slot.kind == OutputSlot::Kind::Tensor ? allocate(i, tensor_bytes(g, slot.tensor)) : -1);
   }
+  return st;
+}
+
+PeakMemory estimate_peak_memory(const Graph& g) {
+  const size_t n = g.nodes.size();
+  Storages st = storages_of(g);
+  const std::vector<double>& storage_bytes = st.bytes;
+  const std::vector<NodeId>& storage_owner = st.owner;
+  const std::vector<std::vector<int64_t>>& refers = st.refers;
+  std::vector<size_t> storage_last_use(storage_owner.begin(), storage_owner.end());
+  std::vector<bool> storage_pinned(storage_bytes.size(), false);  // inputs and outputs: never freed
   PeakMemory r;
   // Last uses; inputs and outputs pinned.
   for (NodeId i = 0; i < n; ++i) {

@@ -28,6 +28,16 @@ struct PeakMemory {
 
 PeakMemory estimate_peak_memory(const Graph& g);
 
+// The storages a graph's nodes allocate, as the estimate counts them: one
+// per tensor result (a tuple's: one per tensor slot) of a node that is not a
+// view of its first argument's storage.
+struct Storages {
+  std::vector<double> bytes;                // by storage
+  std::vector<NodeId> owner;                // by storage: the node that allocates it
+  std::vector<std::vector<int64_t>> refers; // by node: the storage of each result (-1: none)
+};
+Storages storages_of(const Graph& g);
+
 // What a sator.chunked node allocates while a chunk runs, beyond its results:
 // its body's peak at the largest chunk, less the body's inputs (slices of the
 // node's inputs, no new memory). At the peak it is listed under the node.

@@ -74,7 +74,7 @@ IsolatedRun run_isolated(const BatchInput& b, const std::string& result_path, co
                          const IsolationLimits& limits, const std::atomic<bool>& stop) {
   std::vector<std::string> args = {self_exe(), "batch-one", b.path, "--name", b.name, "--result", result_path,
                                    "--cost", c.cost, "--device", c.device, "--extractor", c.extractor,
-                                   "--repeat", std::to_string(c.repeat)};
+                                   "--objective", c.objective, "--repeat", std::to_string(c.repeat)};
   if (c.greedy_fixpoint) args.push_back("--greedy-fixpoint");
   args.insert(args.end(), c.user_rule_args.begin(), c.user_rule_args.end());
   if (limits.memory_bytes > 0) args.insert(args.end(), {"--memory", number(limits.memory_bytes)});

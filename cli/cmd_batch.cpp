@@ -75,6 +75,10 @@ void add_batch_commands(CLI::App& app) {
   cmd->add_option("--device", opt.batch.compare.device, "cost-model device (h200)");
   cmd->add_option("--extractor", opt.batch.compare.extractor, "saturation's extractor: tree, dag (default) or ilp");
   cmd->add_flag("--greedy-fixpoint", opt.batch.compare.greedy_fixpoint, "let greedy repeat its passes to a fixpoint");
+  cmd->add_option("--objective", opt.batch.compare.objective,
+                  "saturation's objective: memory (default: never raise the estimated peak; else keep the input) or "
+                  "time")
+      ->check(CLI::IsMember({"memory", "time"}));
   cmd->add_option("--repeat", opt.batch.compare.repeat, "time each method as the median of this many runs (default 3)");
   add_user_rule_options(cmd, opt.user_rules);
   cmd->add_option("--graph-timeout", opt.batch.graph_seconds,
@@ -105,6 +109,7 @@ void add_batch_commands(CLI::App& app) {
   w->add_option("--device", one.compare.device);
   w->add_option("--extractor", one.compare.extractor);
   w->add_flag("--greedy-fixpoint", one.compare.greedy_fixpoint);
+  w->add_option("--objective", one.compare.objective);
   w->add_option("--repeat", one.compare.repeat);
   w->add_option("--memory", one.memory);
   add_user_rule_options(w, one.user_rules);

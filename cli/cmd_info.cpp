@@ -67,6 +67,11 @@ void run_info(const InfoOptions& opt) {
     j["opaque_ops"] = check.opaque_ops;
     j["peak_memory"] = {{"peak_bytes", peak.peak_bytes}, {"at", g.nodes[peak.peak_node].name},
                         {"input_bytes", peak.input_bytes}, {"output_bytes", peak.output_bytes}};
+    // What is live at the peak (largest first): where to look to lower it.
+    nlohmann::json live = nlohmann::json::array();
+    for (const chunk::LiveTensor& l : peak.at_peak)
+      live.push_back({{"node", g.nodes[l.node].name}, {"op", g.nodes[l.node].op}, {"bytes", l.bytes}});
+    j["peak_memory"]["live"] = std::move(live);
     j["shape_check"] = {{"inferred", check.checked}, {"opaque", check.opaque}, {"mismatches", check.issues.size()}};
     j["z3"] = {{"queries", prover.stats().queries}, {"canonical", prover.stats().canonical},
                {"z3_calls", prover.stats().z3_calls}, {"cache_hits", prover.stats().cache_hits}};

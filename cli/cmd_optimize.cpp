@@ -33,6 +33,7 @@ struct OptimizeCliOptions {
   std::string extractor = "dag", cost = "roofline", device = "h200", chunk = "off";
   std::string memory_budget;
   std::string target = "any";
+  std::string objective = "memory";
   bool verify = false;
   bool fuse_dropout = false, no_training_attention = false, training_attention_bias = false;
   bool no_mixed_precision_attention = false;
@@ -49,6 +50,8 @@ void refuse_unavailable(const OptimizeCliOptions& o) {
   if (!(o.ilp_time_limit > 0)) refuse("--ilp-time-limit must be a positive number of seconds");
   if (!o.memory_budget.empty() && o.chunk == "off") refuse("--memory-budget needs --chunk auto");
   if (o.iter_limit == 0) refuse("--iter-limit must be at least 1");
+  if (o.objective != "memory" && o.objective != "time")
+    refuse("--objective must be memory (the default: never raise the estimated peak) or time");
   if (o.node_limit && *o.node_limit == 0) refuse("--node-limit must be at least 1");
   if (!(o.time_limit > 0)) refuse("--time-limit must be a positive number of seconds");
   for (const std::string& name : o.without_rules)
@@ -84,6 +87,7 @@ void run_optimize(const OptimizeCliOptions& o) {
   opts.device = o.device;
   opts.ilp_time_limit_s = o.ilp_time_limit;
   opts.target = o.target;
+  opts.hold_peak = o.objective == "memory";
   opts.user_rules = user.files;
   opts.rules_only = user.only;
   opts.without_rules = o.without_rules;
@@ -166,6 +170,9 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--time-limit", opt.time_limit,
                   "seconds for the run: saturation, extraction and chunk planning stop at it with their best so far "
                   "(default 10)");
+  cmd->add_option("--objective", opt.objective,
+                  "memory (default): the fastest form whose estimated peak is at most the input's, else the input; "
+                  "time: the fastest form, even where its peak is higher (both written in the order of least peak)");
   cmd->add_option("--extractor", opt.extractor, "tree, dag (default) or ilp");
   cmd->add_option("--ilp-time-limit", opt.ilp_time_limit, "seconds for the ilp extractor (default 60)");
   cmd->add_option("--cost", opt.cost, "roofline (default; docs/cost-model.md) or nodes");

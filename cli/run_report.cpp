@@ -53,6 +53,11 @@ nlohmann::ordered_json run_report(const Graph& input, const pipeline::OptimizeRe
   // Estimated in node order (chunk/peak_memory.h), at the symbols' hints.
   j["peak_bytes_in"] = chunk::estimate_peak_memory(input).peak_bytes;
   j["peak_bytes_out"] = chunk::estimate_peak_memory(r.output).peak_bytes;
+  if (!c.greedy && !r.schedule.empty()) {
+    nlohmann::ordered_json tried = nlohmann::ordered_json::object();
+    for (const auto& [name, peak] : r.schedules_tried) tried[name] = peak;
+    j["schedule"] = {{"order", r.schedule}, {"peak_bytes_by_order", tried}};
+  }
   if (!c.greedy)
     j["egraph"] = {{"nodes", r.egraph_nodes},
                    {"classes", r.egraph_classes},
@@ -116,6 +121,14 @@ void print_run(const Graph& input, const pipeline::OptimizeResult& r, const RunC
       for (const std::string& p : r.limited) phases += (phases.empty() ? "" : ", ") + p;
       std::printf("time limit (%g s) reached in: %s; each phase kept its best result so far\n", c.time_limit_s,
                   phases.c_str());
+    }
+    if (!r.schedule.empty()) {
+      std::string tried;
+      for (const auto& [name, peak] : r.schedules_tried)
+        tried += (tried.empty() ? "" : ", ") + name + " " + std::to_string(static_cast<long long>(peak / (1024.0 * 1024.0) + 0.5)) + " MiB";
+      std::printf("memory: estimated peak %.1f MiB -> %.1f MiB, written in the order \"%s\" (%s)\n",
+                  chunk::estimate_peak_memory(input).peak_bytes / (1024.0 * 1024.0),
+                  chunk::estimate_peak_memory(r.output).peak_bytes / (1024.0 * 1024.0), r.schedule.c_str(), tried.c_str());
     }
     for (const std::string& why : r.declined) std::printf("declined: %s\n", why.c_str());
   }

@@ -1,5 +1,7 @@
 #include "ir/graph.h"
 
+#include <algorithm>
+
 namespace sator {
 
 std::string_view role_name(Role r) {
@@ -62,6 +64,45 @@ std::vector<SymExpr> contiguous_strides(const std::vector<SymExpr>& shape) {
     run = run * shape[i];
   }
   return stride;
+}
+
+std::optional<std::vector<int64_t>> view_strides(const std::vector<int64_t>& shape, const std::vector<int64_t>& stride,
+                                                 const std::vector<int64_t>& new_shape) {
+  std::vector<int64_t> out(new_shape.size(), 1);
+  if (shape.empty()) return out;
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
+  if (numel == 0) {
+    int64_t run = 1;  // an empty tensor views to anything: contiguous strides
+    for (size_t i = new_shape.size(); i-- > 0;) {
+      out[i] = run;
+      run *= std::max<int64_t>(new_shape[i], 1);
+    }
+    return out;
+  }
+  // Walk the old dims from the innermost, in chunks that are contiguous
+  // within themselves; each chunk's new dims take strides from its base.
+  int64_t view_d = static_cast<int64_t>(new_shape.size()) - 1;
+  int64_t base = stride.back(), tensor_numel = 1, view_numel = 1;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    tensor_numel *= shape[static_cast<size_t>(d)];
+    const bool chunk_ends = d == 0 || (shape[static_cast<size_t>(d - 1)] != 1 &&
+                                       stride[static_cast<size_t>(d - 1)] != tensor_numel * base);
+    if (!chunk_ends) continue;
+    while (view_d >= 0 && (view_numel < tensor_numel || new_shape[static_cast<size_t>(view_d)] == 1)) {
+      out[static_cast<size_t>(view_d)] = view_numel * base;
+      view_numel *= new_shape[static_cast<size_t>(view_d)];
+      --view_d;
+    }
+    if (view_numel != tensor_numel) return std::nullopt;
+    if (d > 0) {
+      base = stride[static_cast<size_t>(d - 1)];
+      tensor_numel = 1;
+      view_numel = 1;
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return out;
 }
 
 }  // namespace sator

@@ -87,6 +87,13 @@ std::optional<Value> graph_device(const Graph& g);
 // Row-major contiguous strides of a shape.
 std::vector<SymExpr> contiguous_strides(const std::vector<SymExpr>& shape);
 
+// The strides `view` gives a tensor of `shape` and `stride` reshaped to
+// `new_shape` without a copy, or nullopt where no view can (PyTorch's
+// computeStride: each run of dims merged or split must be contiguous within
+// itself). At known sizes; `reshape` copies exactly where this is nullopt.
+std::optional<std::vector<int64_t>> view_strides(const std::vector<int64_t>& shape, const std::vector<int64_t>& stride,
+                                                 const std::vector<int64_t>& new_shape);
+
 // Shapes and sizes as text, e.g. "[s52, 12*s27, 768]".
 std::string shape_text(const std::vector<SymExpr>& shape);
 

@@ -12,7 +12,8 @@
 namespace sator::pipeline {
 
 eg::Extraction extract_cheapest(const TensorEGraph& t, const Graph& input, const OptimizeOptions& options,
-                                double seconds_left, OptimizeResult& r) {
+                                double seconds_left, OptimizeResult& r,
+                                const std::unordered_set<eg::Id>& priced_out) {
   const OutputTarget& target = output_target(options.target);
   const extract::Device* device = extract::find_device(options.device);
   if (options.cost == "roofline" && !device) throw std::invalid_argument("unknown device '" + options.device + "'");
@@ -55,6 +56,7 @@ eg::Extraction extract_cheapest(const TensorEGraph& t, const Graph& input, const
   };
   const auto node_cost = [&](eg::Id n) {
     if (target.restricts() && refused(t.egraph.op(n))) return std::numeric_limits<double>::infinity();
+    if (priced_out.count(n)) return std::numeric_limits<double>::infinity();
     if (options.cost == "roofline") return roofline_node(n);
     return is_graph_io(t.lang.op_name(t.egraph.op(n))) ? 0.0 : 1.0;
   };

@@ -3,6 +3,8 @@
 // and the chosen extractor run in the time the run has left.
 #pragma once
 
+#include <unordered_set>
+
 #include "egraph/extraction.h"
 #include "ir/graph.h"
 #include "pipeline/optimize.h"
@@ -12,8 +14,11 @@ namespace sator::pipeline {
 
 // Extracts t's outputs. Records the extractor's cost and optimality in `r`,
 // and "extraction" in r.limited when `seconds_left` cut its search short.
-// Throws std::invalid_argument for an unknown extractor or device.
+// The e-nodes in `priced_out` are never chosen (the peak guard's
+// fallback: pipeline/peak_guard.h). Throws std::invalid_argument for an
+// unknown extractor or device.
 eg::Extraction extract_cheapest(const TensorEGraph& t, const Graph& input, const OptimizeOptions& options,
-                                double seconds_left, OptimizeResult& r);
+                                double seconds_left, OptimizeResult& r,
+                                const std::unordered_set<eg::Id>& priced_out = {});
 
 }  // namespace sator::pipeline

@@ -10,6 +10,7 @@
 #include "ir/output_target.h"
 #include "ir/shape_check.h"
 #include "pipeline/extract_step.h"
+#include "pipeline/peak_guard.h"
 #include "pipeline/rule_selection.h"
 #include "rules/dropout_draws.h"
 #include "tensor/tensor_egraph.h"
@@ -95,12 +96,16 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
   r.saturate_ms = ms_since(t0);
 
   t0 = std::chrono::steady_clock::now();
-  const eg::Extraction x = extract_cheapest(t, input, options, time_left(), r);
-  r.extract_ms = ms_since(t0);
-
-  t0 = std::chrono::steady_clock::now();
   std::vector<eg::Id> enode_of;
-  r.output = t.write(x, &enode_of);
+  const PeakGuard guard = hold_peak(t, input, options, time_left, r, enode_of);
+  r.extract_ms = ms_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  r.schedule = guard.declined ? "the input's" : guard.schedule;
+  r.schedules_tried = guard.schedules_tried;
+  if (guard.declined) {
+    r.output = input;
+    enode_of.assign(input.nodes.size(), eg::kNoId);
+  }
   if (options.explain)
     for (size_t i = 0; i < r.output.nodes.size(); ++i)
       if (enode_of[i] != eg::kNoId)
@@ -108,6 +113,9 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
           r.made_by.emplace_back(r.output.nodes[i].name, std::string(rule));
   if (options.explain_attention)
     r.attention = explain_attention(input, t, r.output, enode_of, {options.training_attention, options.training_attention_bias, options.fuse_dropout});
+  if (options.explain_attention && guard.declined)
+    for (AttentionBlock& b : r.attention)
+      if (b.fused || b.why.rfind("fused in the e-graph", 0) == 0) b = {b.softmax, false, r.declined.back()};
   finish_result(r, "optimized", options.cost, options.device);
   check_output_target(r.output, input, options.target);
   r.write_ms = ms_since(t0);

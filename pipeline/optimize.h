@@ -43,6 +43,10 @@ struct OptimizeOptions {
   // Inference attention under autocast (16-bit scores, a float32 mask, a
   // float32 softmax cast back) fused in 16 bits (rules/mixed_precision.h).
   bool mixed_precision_attention = true;
+  // Never raise the estimated peak memory above the input's
+  // (pipeline/peak_guard.h); off (`--objective time`): the fastest form,
+  // still written in the order of least peak.
+  bool hold_peak = true;
   std::string extractor = "dag";   // tree, dag or ilp (extract/extractors.h)
   std::string cost = "roofline";   // roofline (estimated compiled µs) or nodes (each compute node 1)
   std::string device = "h200";     // the roofline model's device
@@ -83,6 +87,10 @@ struct OptimizeResult {
   // Phases the time limit cut short ("saturation", "extraction"; the CLI
   // adds "chunk planning"): each still finished with a valid result.
   std::vector<std::string> limited;
+  // The order the output is written in (schedule/memory_schedule.h): the
+  // one of least estimated peak among those tried, each with its peak.
+  std::string schedule;
+  std::vector<std::pair<std::string, double>> schedules_tried;
   // What the optimizer chose not to do, each with the reason.
   std::vector<std::string> declined;
 };

@@ -1,5 +1,7 @@
 #include "tensor/tensor_egraph.h"
 
+#include <limits>
+#include <map>
 #include <stdexcept>
 #include <unordered_set>
 
@@ -28,7 +30,14 @@ TensorEGraph::TensorEGraph(const Graph& g)
     const eg::Id id = egraph.add_uncanonical(e.op, e.attr, kids);
     analysis.clear_supplied();  // unused when the node was already there
     node_class_[i] = id;
-    original_.emplace(id, i);
+    const auto [first, fresh] = original_.emplace(id, i);
+    // A second copy of an allocating op (or of a tuple's piece): a place the
+    // source computes the value again. Views allocate nothing: one will do.
+    if (!fresh && (n.op == "getitem" || !op_has(n.op, OpFact::Aliases))) {
+      std::vector<NodeId>& places = recomputed_[id];
+      if (places.empty()) places.push_back(first->second);
+      places.push_back(i);
+    }
     if (n.result == Node::Result::SymInt) symint_nodes_.emplace(n.symint, i);
   }
   egraph.rebuild();
@@ -52,11 +61,32 @@ bool is_contiguous(const std::vector<SymExpr>& shape, const std::vector<SymExpr>
 
 bool writes_view_or_reshape(const std::string& op) { return op_has(op, OpFact::ViewOrReshape); }
 
+// view's strides for `in` reshaped to `shape`, where every size and stride
+// is a constant (a symbolic size could make the view invalid at another
+// size); nullopt where unknown or where only a copy can do it.
+std::optional<std::vector<int64_t>> constant_view_strides(const Node& in, const std::vector<SymExpr>& shape) {
+  if (in.result != Node::Result::Tensor || in.tensor.stride.size() != in.tensor.shape.size()) return std::nullopt;
+  std::vector<int64_t> old_shape, old_stride, new_shape;
+  for (const SymExpr& d : in.tensor.shape) {
+    if (!d.as_constant()) return std::nullopt;
+    old_shape.push_back(*d.as_constant());
+  }
+  for (const SymExpr& d : in.tensor.stride) {
+    if (!d.as_constant()) return std::nullopt;
+    old_stride.push_back(*d.as_constant());
+  }
+  for (const SymExpr& d : shape) {
+    if (!d.as_constant()) return std::nullopt;
+    new_shape.push_back(*d.as_constant());
+  }
+  return view_strides(old_shape, old_stride, new_shape);
+}
+
 }  // namespace
 
 class GraphWriter {
  public:
-  GraphWriter(const TensorEGraph& t, const eg::Extraction& x) : t_(t), x_(x) {
+  GraphWriter(const TensorEGraph& t, const eg::Extraction& x, bool recompute) : t_(t), x_(x), recompute_(recompute) {
     emitted_.assign(t.egraph.num_nodes(), kNone);
     open_.assign(t.egraph.num_nodes(), 0);
     for (const Node& n : t.source().nodes) taken_.insert(n.name);
@@ -72,7 +102,7 @@ class GraphWriter {
       emitted_[t_.class_of(i)] = push(n, static_cast<int64_t>(i), is_contiguous(n.tensor.shape, n.tensor.stride));
     }
     std::vector<Value> results;
-    for (const auto& o : t_.outputs()) results.push_back(o ? Value::of_node(emit(*o)) : Value::none());
+    for (const auto& o : t_.outputs()) results.push_back(o ? Value::of_node(emit(*o, std::numeric_limits<int64_t>::max())) : Value::none());
     Node output;
     output.name = "output";
     output.op = "output";
@@ -106,7 +136,10 @@ class GraphWriter {
       auto it = t_.symint_nodes_.find(v.sym);
       if (it == t_.symint_nodes_.end()) return v;
       try {
-        return Value::of_node(emit(t_.class_of(it->second)));
+        const int64_t at = at_;  // a nested write moves at_
+        const NodeId producer = emit(t_.class_of(it->second), at);
+        at_ = at;
+        return Value::of_node(producer);
       } catch (const Cycle&) {
         // The node computing the size reads the value being written (a
         // sym_size of a view whose own sizes are that expression, as a
@@ -132,49 +165,90 @@ class GraphWriter {
   // Emits `root` after everything it depends on, in the order a recursive
   // post-order walk would (children in slot order), with an explicit stack:
   // a joint graph of a deep model is thousands of nodes deep.
-  NodeId emit(eg::Id root) {
+  // Which of the source's places of class c's chosen node a user at source
+  // position `at` reads: the latest at or before it (0 where the source
+  // computes it once).
+  size_t copy_for(eg::Id c, int64_t at) const {
+    if (!recompute_) return 0;
+    const auto it = t_.recomputed_.find(x_.choice.at(c));
+    if (it == t_.recomputed_.end()) return 0;
+    size_t k = 0;
+    for (size_t j = 0; j < it->second.size(); ++j)
+      if (static_cast<int64_t>(it->second[j]) <= at) k = j;
+    return k;
+  }
+  // The source position copy k of class c stands at (its children are read
+  // from there): its source node's, or for a node a rule made, its user's.
+  int64_t place_of(eg::Id c, size_t k, int64_t at) const {
+    const eg::Id n = x_.choice.at(c);
+    if (const auto it = t_.recomputed_.find(n); recompute_ && it != t_.recomputed_.end())
+      return static_cast<int64_t>(it->second[k]);
+    const int64_t source = t_.original_node(n);
+    return source >= 0 ? source : at;
+  }
+  NodeId& written(eg::Id c, size_t k) {
+    if (k == 0) return emitted_[c];
+    return copies_.try_emplace({c, k}, kNone).first->second;
+  }
+
+  // Emits `root` (the copy a user at source position `at` reads) after
+  // everything it depends on, in the order a recursive post-order walk
+  // would (children in slot order), with an explicit stack: a joint graph
+  // of a deep model is thousands of nodes deep.
+  NodeId emit(eg::Id root, int64_t at) {
     root = t_.egraph.find(root);
-    if (emitted_[root] != kNone) return emitted_[root];  // the common case: a child already written
-    std::vector<std::pair<eg::Id, bool>> stack{{root, false}};
+    const size_t root_copy = copy_for(root, at);
+    if (written(root, root_copy) != kNone) return written(root, root_copy);  // the common case
+    struct Item {
+      eg::Id c;
+      size_t copy;
+      int64_t at;
+      bool expanded;
+    };
+    std::vector<Item> stack{{root, root_copy, at, false}};
     std::vector<eg::Id> opened;  // closed again if a cycle unwinds this call
     try {
       while (!stack.empty()) {
-        const auto [c, expanded] = stack.back();
+        const Item it = stack.back();
         stack.pop_back();
-        if (emitted_[c] != kNone) continue;
-        if (expanded) {
-          emit_one(c);
-          open_[c] = 0;
+        if (written(it.c, it.copy) != kNone) continue;
+        if (it.expanded) {
+          emit_one(it.c, it.copy, it.at);
+          open_[it.c] = 0;
           continue;
         }
-        if (open_[c]) throw Cycle();
-        open_[c] = 1;
-        opened.push_back(c);
-        stack.emplace_back(c, true);
-        const eg::Id n = x_.choice.at(c);
+        if (open_[it.c]) throw Cycle();
+        open_[it.c] = 1;
+        opened.push_back(it.c);
+        stack.push_back({it.c, it.copy, it.at, true});
+        const eg::Id n = x_.choice.at(it.c);
         if (n == eg::kNoId) throw std::logic_error("extraction left a needed class without a node");
+        const int64_t here = place_of(it.c, it.copy, it.at);
         const auto kids = t_.egraph.children(n);
         for (size_t i = kids.size(); i-- > 0;) {
           const eg::Id k = t_.egraph.find(kids[i]);
-          if (emitted_[k] == kNone) stack.emplace_back(k, false);
+          const size_t kc = copy_for(k, here);
+          if (written(k, kc) == kNone) stack.push_back({k, kc, here, false});
         }
       }
     } catch (...) {
       for (eg::Id c : opened) open_[c] = 0;
       throw;
     }
-    return emitted_[root];
+    return written(root, root_copy);
   }
 
   // One class whose children are emitted (symbolic sizes it reads may still
   // emit their producers through emit()).
-  NodeId emit_one(eg::Id cls) {
+  NodeId emit_one(eg::Id cls, size_t copy, int64_t at) {
     cls = t_.egraph.find(cls);
-    if (emitted_[cls] != kNone) return emitted_[cls];
+    if (written(cls, copy) != kNone) return written(cls, copy);
     const eg::Id n = x_.choice.at(cls);
     if (n == eg::kNoId) throw std::logic_error("extraction left a needed class without a node");
+    const int64_t here = place_of(cls, copy, at);
     std::vector<NodeId> kids;
-    for (eg::Id c : t_.egraph.children(n)) kids.push_back(emit(c));
+    for (eg::Id c : t_.egraph.children(n)) kids.push_back(emit(c, here));
+    at_ = here;  // for the producers of symbolic sizes rewrite() emits
 
     const NodeAttrs& a = t_.lang.attrs(t_.egraph.attr(n));
     Node node;
@@ -185,11 +259,15 @@ class GraphWriter {
     node.target = a.target;
     node.value = a.value;
 
-    auto orig = t_.original_.find(n);
+    const auto orig = t_.original_.find(n);
     const bool is_original = orig != t_.original_.end();
-    if (is_original && taken_.count(t_.source().nodes[orig->second].name) && !used_.count(orig->second)) {
-      node.name = t_.source().nodes[orig->second].name;
-      used_.insert(orig->second);
+    // The source node this copy stands for (a recomputed one: its place).
+    const NodeId source = !is_original ? 0
+                          : recompute_ && t_.recomputed_.count(n) ? t_.recomputed_.at(n)[copy]
+                                                                  : orig->second;
+    if (is_original && taken_.count(t_.source().nodes[source].name) && !used_.count(source)) {
+      node.name = t_.source().nodes[source].name;
+      used_.insert(source);
     } else {
       node.name = fresh_name();
     }
@@ -204,7 +282,7 @@ class GraphWriter {
     // Recorded strides hold when the node and all its inputs are the source's.
     bool same_inputs = is_original;
     if (is_original) {
-      const std::vector<NodeId> src_kids = tensor_children(t_.source(), orig->second);
+      const std::vector<NodeId> src_kids = tensor_children(t_.source(), source);
       same_inputs = src_kids.size() == kids.size();
       for (size_t k = 0; same_inputs && k < kids.size(); ++k)
         same_inputs = original_of_[kids[k]] == static_cast<int64_t>(src_kids[k]);
@@ -212,7 +290,7 @@ class GraphWriter {
     bool contiguous = true;
     for (NodeId k : kids) contiguous &= contiguous_[k] || out_.nodes[k].result != Node::Result::Tensor;
     if (same_inputs && !writes_view_or_reshape(node.op)) {
-      const Node& src = t_.source().nodes[orig->second];
+      const Node& src = t_.source().nodes[source];
       node.tensor.stride = src.tensor.stride;
       node.outputs = src.outputs.empty() ? node.outputs : src.outputs;
       if (d.result == Node::Result::Tensor) contiguous = is_contiguous(node.tensor.shape, node.tensor.stride);
@@ -222,10 +300,10 @@ class GraphWriter {
       for (OutputSlot& s : node.outputs)
         if (s.kind == OutputSlot::Kind::Tensor) s.tensor.stride = contiguous_strides(s.tensor.shape);
     }
-    const NodeId id = push(std::move(node), is_original ? static_cast<int64_t>(orig->second) : -1, contiguous);
+    const NodeId id = push(std::move(node), is_original ? static_cast<int64_t>(source) : -1, contiguous);
     enode_of_.resize(id + 1, eg::kNoId);
     enode_of_[id] = n;
-    emitted_[cls] = id;
+    written(cls, copy) = id;
     return id;
   }
 
@@ -236,6 +314,16 @@ class GraphWriter {
     const std::vector<SymExpr>& shape = node.tensor.shape;
     const Node* in = kids.empty() ? nullptr : &out_.nodes[kids[0]];
     if (writes_view_or_reshape(node.op) && in) {
+      if (!contiguous_[kids[0]])
+        if (const auto strides = constant_view_strides(*in, shape)) {
+          // A non-contiguous input whose dims split or merge within
+          // contiguous runs (a piece of a split, heads of a fused qkv):
+          // view holds at every size, no copy.
+          node.op = "aten.view.default";
+          node.tensor.stride.assign(strides->begin(), strides->end());
+          contiguous = is_contiguous(shape, node.tensor.stride);
+          return;
+        }
       node.op = contiguous_[kids[0]] ? "aten.view.default" : "aten.reshape.default";
       node.tensor.stride = contiguous_strides(shape);
       contiguous = contiguous_[kids[0]];
@@ -256,8 +344,11 @@ class GraphWriter {
 
   const TensorEGraph& t_;
   const eg::Extraction& x_;
+  const bool recompute_;
   Graph out_;
-  std::vector<NodeId> emitted_;        // by class id
+  std::vector<NodeId> emitted_;        // by class id (its first copy)
+  std::map<std::pair<eg::Id, size_t>, NodeId> copies_;  // further copies of recomputed nodes
+  int64_t at_ = 0;                     // the source position being written (emit_one)
   std::vector<char> open_;             // by class id: its children are being written
   std::vector<int64_t> original_of_;   // by output node: the source node it copies, or -1
   std::vector<bool> contiguous_;       // by output node: its runtime layout is known contiguous
@@ -266,15 +357,21 @@ class GraphWriter {
   size_t counter_ = 0;
 
  public:
+  const std::vector<int64_t>& source_of() const { return original_of_; }
   std::vector<eg::Id> enode_of_;  // by output node: the e-node it writes (kNoId: a placeholder or the output)
 };
 
-Graph TensorEGraph::write(const eg::Extraction& x, std::vector<eg::Id>* enode_of) const {
-  GraphWriter w(*this, x);
+Graph TensorEGraph::write(const eg::Extraction& x, std::vector<eg::Id>* enode_of, std::vector<int64_t>* source_of,
+                          bool recompute) const {
+  GraphWriter w(*this, x, recompute);
   Graph g = w.run();
   if (enode_of) {
     *enode_of = std::move(w.enode_of_);
     enode_of->resize(g.nodes.size(), eg::kNoId);
+  }
+  if (source_of) {
+    *source_of = w.source_of();
+    source_of->resize(g.nodes.size(), -1);
   }
   return g;
 }

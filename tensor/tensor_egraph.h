@@ -36,19 +36,35 @@ class TensorEGraph {
   // identical earlier node), and whether an e-node came from the source.
   eg::Id node_of(NodeId n) const { return node_class_[n]; }
   bool is_original(eg::Id node) const { return original_.count(node) != 0; }
+  // The input graph's node an e-node came from, or -1 for one a rule made.
+  int64_t original_node(eg::Id node) const {
+    const auto it = original_.find(node);
+    return it == original_.end() ? -1 : static_cast<int64_t>(it->second);
+  }
   // The graph's outputs, in order: a class, or nothing for a null output.
   const std::vector<std::optional<eg::Id>>& outputs() const { return outputs_; }
 
   // Writes the chosen nodes back as a graph named like the source.
   // With `enode_of`: for each written node, the e-node it writes (kNoId for
   // the placeholders and the output node).
-  Graph write(const eg::Extraction& x, std::vector<eg::Id>* enode_of = nullptr) const;
+  // With `source_of`: for each written node, the source node it copies
+  // (-1 for a node a rule made).
+  // With `recompute` off, a value the source computes at several places is
+  // written once (the fastest form, holding it from the first place on).
+  Graph write(const eg::Extraction& x, std::vector<eg::Id>* enode_of = nullptr,
+              std::vector<int64_t>* source_of = nullptr, bool recompute = true) const;
 
  private:
   const Graph& source_;
   std::vector<eg::Id> node_class_;                 // graph node -> e-node added for it
   std::vector<std::optional<eg::Id>> outputs_;
   std::unordered_map<eg::Id, NodeId> original_;    // e-node -> the graph node it came from
+  // E-nodes the source computes at several places (the same expression
+  // twice: AOTAutograd's partitioner recomputing a forward value in the
+  // backward rather than saving it): the graph nodes, in order. The writer
+  // writes such a node once per place, so the recomputation saves the
+  // memory it was made to save.
+  std::unordered_map<eg::Id, std::vector<NodeId>> recomputed_;
   std::map<SymExpr, NodeId> symint_nodes_;         // a graph node computing each symbolic value
   friend class GraphWriter;
 };

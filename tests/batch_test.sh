@@ -33,8 +33,13 @@ s = json.load(open(sys.argv[1]))
 assert s["graphs"] == 7 and s["ok"] == 6 and s["failed_count"] == 1, s
 assert s["failed"][0]["graph"] == "broken"
 v = s["sator_vs_greedy"]
-assert v["layout_ops"]["worse"] == 0 and v["cost"]["worse"] == 0, v  # saturation never loses to greedy
+assert v["layout_ops"]["worse"] == 0, v  # saturation never loses to greedy
 assert v["layout_ops"]["better"] >= 4, v
+# ... nor in estimated time, except where it keeps the partitioner's
+# recomputation (gpt2.train: 0.05% more time) for a lower peak than greedy's.
+for r in s["rows"]:
+    if r["status"] == "ok" and r["sator_cost"] > r["greedy_cost"] * (1 + 1e-9):
+        assert r["sator_peak_bytes"] < r["greedy_peak_bytes"] and r["sator_cost"] < r["greedy_cost"] * 1.001, r
 PY
 grep -q '^bert.infer.g0,ok,' "$tmp/all/summary.csv" || fail "summary.csv row"
 grep -q 'Inductor' "$tmp/all/summary.md" || fail "summary.md table"
@@ -64,9 +69,11 @@ n1=$(ls "$tmp/s1/graphs" | wc -l) n2=$(ls "$tmp/s2/graphs" | wc -l)
 same_summaries "$tmp/all" "$tmp/merged"
 
 # The whole corpus with 2 jobs: under a minute, and equality saturation at
-# least as good as greedy on every graph, in layout ops and estimated cost.
+# least as good as greedy on every graph, in layout ops and estimated cost
+# (by time, as greedy runs: by default saturation keeps the input where its
+# estimated peak would rise, which greedy does not look at).
 start=$(date +%s)
-"$sator" batch "$corpus/graphs" --out "$tmp/corpus" --jobs 2 2>/dev/null || fail "batch over the corpus"
+"$sator" batch "$corpus/graphs" --out "$tmp/corpus" --jobs 2 --objective time 2>/dev/null || fail "batch over the corpus"
 [ $(( $(date +%s) - start )) -lt 60 ] || fail "batch over the corpus took $(( $(date +%s) - start )) s"
 python3 - "$tmp/corpus/summary.json" <<'PY' || fail "corpus: saturation lost to greedy somewhere"
 import json, sys

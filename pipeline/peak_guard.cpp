@@ -1,0 +1,161 @@
+#include "pipeline/peak_guard.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "chunk/peak_memory.h"
+#include "pipeline/extract_step.h"
+#include "schedule/memory_schedule.h"
+#include "schedule/output_copies.h"
+
+namespace sator::pipeline {
+
+namespace {
+
+// A rise in the estimate below this is not one: the CUDA caching allocator
+// serves tensors under 1 MiB from shared 2 MiB blocks, so the estimate's
+// sub-MiB differences (a few small masks saved in another order) are below
+// what the device's peak resolves.
+constexpr double kSlackBytes = 1024.0 * 1024.0;
+// Regions tried before the guard keeps the input: each costs an extraction.
+constexpr size_t kMaxTrials = 32;
+
+std::string mib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024.0));
+  return buf;
+}
+
+struct Written {
+  Graph graph;
+  std::vector<eg::Id> enode_of;
+  std::string schedule;
+  std::vector<std::pair<std::string, double>> tried;
+  double peak = 0;
+};
+
+// Extracts (never choosing `priced_out`) and writes the result in the order
+// of least estimated peak (schedule/memory_schedule.h).
+Written extract_and_schedule(const TensorEGraph& t, const Graph& input, const OptimizeOptions& options,
+                             double seconds_left, OptimizeResult& r, const std::unordered_set<eg::Id>& priced_out) {
+  const eg::Extraction x = extract_cheapest(t, input, options, seconds_left, r, priced_out);
+  Written w;
+  std::vector<int64_t> position;  // each written node's source node (-1: new)
+  Graph written = t.write(x, &w.enode_of, &position, options.hold_peak);
+  const size_t copies = schedule::copy_pinning_outputs(written, input, position).size();
+  // The clones go before the output node: their e-nodes are none.
+  if (copies) w.enode_of.insert(w.enode_of.end() - 1, copies, eg::kNoId);
+  schedule::Scheduled s = schedule::schedule_for_memory(std::move(written), position);
+  if (!s.order.empty()) {
+    std::vector<eg::Id> by_order(s.order.size());
+    for (size_t k = 0; k < s.order.size(); ++k) by_order[k] = w.enode_of[s.order[k]];
+    w.enode_of = std::move(by_order);
+  }
+  w.graph = std::move(s.graph);
+  w.schedule = s.strategy;
+  w.tried = s.tried;
+  w.peak = s.peak_bytes;
+  return w;
+}
+
+// The output's regions of new forms: connected groups of nodes a rule made
+// (not copied from the input), largest first by the bytes they allocate.
+std::vector<std::vector<eg::Id>> new_regions(const TensorEGraph& t, const Written& w) {
+  const Graph& g = w.graph;
+  std::vector<int64_t> parent(g.nodes.size());
+  for (size_t i = 0; i < parent.size(); ++i) parent[i] = static_cast<int64_t>(i);
+  const auto find = [&](int64_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  const auto is_new = [&](NodeId i) { return w.enode_of[i] != eg::kNoId && !t.is_original(w.enode_of[i]); };
+  for (NodeId i = 0; i < g.nodes.size(); ++i) {
+    if (!is_new(i)) continue;
+    const auto join = [&](NodeId k) {
+      if (is_new(k)) parent[find(k)] = find(i);
+    };
+    for (const Value& v : g.nodes[i].args) v.for_each_node(join);
+    for (const auto& kv : g.nodes[i].kwargs) kv.second.for_each_node(join);
+  }
+  const chunk::Storages st = chunk::storages_of(g);
+  std::vector<double> allocated(g.nodes.size(), 0.0);
+  for (size_t s = 0; s < st.bytes.size(); ++s) allocated[st.owner[s]] += st.bytes[s];
+  std::unordered_map<int64_t, size_t> index;
+  std::vector<std::vector<eg::Id>> regions;
+  std::vector<double> bytes;
+  for (NodeId i = 0; i < g.nodes.size(); ++i) {
+    if (!is_new(i)) continue;
+    const auto [it, fresh] = index.emplace(find(i), regions.size());
+    if (fresh) {
+      regions.emplace_back();
+      bytes.push_back(0);
+    }
+    regions[it->second].push_back(w.enode_of[i]);
+    bytes[it->second] += allocated[i];
+  }
+  std::vector<size_t> by_size(regions.size());
+  for (size_t k = 0; k < by_size.size(); ++k) by_size[k] = k;
+  std::stable_sort(by_size.begin(), by_size.end(), [&](size_t a, size_t b) { return bytes[a] > bytes[b]; });
+  std::vector<std::vector<eg::Id>> out;
+  for (size_t k : by_size) out.push_back(std::move(regions[k]));
+  return out;
+}
+
+}  // namespace
+
+PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOptions& options,
+                    const std::function<double()>& seconds_left, OptimizeResult& r, std::vector<eg::Id>& enode_of) {
+  PeakGuard g;
+  g.peak_in = chunk::estimate_peak_memory(input).peak_bytes;
+  const double limit = g.peak_in + kSlackBytes;
+  std::unordered_set<eg::Id> priced_out;
+  Written best = extract_and_schedule(t, input, options, seconds_left(), r, priced_out);
+  g.extractions = 1;
+  const double first_peak = best.peak;
+  // Over the input's peak: the new forms give way to the input's own, one
+  // region at a time (largest first), each kept only where it lowers the
+  // peak, until the peak is the input's or no region is left to try.
+  if (options.hold_peak && best.peak > limit) {
+    const std::vector<std::vector<eg::Id>> regions = new_regions(t, best);
+    for (size_t k = 0; k < regions.size() && k < kMaxTrials && best.peak > limit && seconds_left() > 0; ++k) {
+      std::unordered_set<eg::Id> trial = priced_out;
+      trial.insert(regions[k].begin(), regions[k].end());
+      Written w = extract_and_schedule(t, input, options, seconds_left(), r, trial);
+      ++g.extractions;
+      if (w.peak < best.peak) {
+        best = std::move(w);
+        priced_out = std::move(trial);
+        ++g.regions_given_way;
+      }
+    }
+  }
+  g.schedule = best.schedule;
+  g.schedules_tried = best.tried;
+  g.peak_out = best.peak;
+  g.priced_out = priced_out.size();
+  if (!options.hold_peak && best.peak > limit) {
+    r.declined.push_back("peak memory: not held (--objective time): the estimated peak " + mib(best.peak) +
+                         " exceeds the input's " + mib(g.peak_in));
+  } else if (best.peak > limit) {
+    g.declined = true;
+    r.declined.push_back("peak memory: the optimized graph's estimated peak " + mib(first_peak) +
+                         " exceeds the input's " + mib(g.peak_in) +
+                         (g.regions_given_way ? " (" + mib(best.peak) + " with " + std::to_string(g.regions_given_way) +
+                                                    " region(s) of new forms given way to the input's own)"
+                                              : std::string()) +
+                         "; the input is kept");
+    return g;
+  }
+  if (g.regions_given_way)
+    r.declined.push_back("peak memory: " + std::to_string(g.regions_given_way) +
+                         " region(s) of new forms gave way to the input's own, holding the estimated peak to " +
+                         mib(best.peak) + " against the input's " + mib(g.peak_in) + " (" + mib(first_peak) +
+                         " without)");
+  r.output = std::move(best.graph);
+  enode_of = std::move(best.enode_of);
+  return g;
+}
+
+}  // namespace sator::pipeline

@@ -1,0 +1,38 @@
+// sator never raises a graph's estimated peak memory: the extraction
+// minimises estimated time, and a form that saves time can hold more memory
+// at once (a bias gathered once for every layer, a tensor saved for the
+// backward in float32 where the input saved it in 16 bits). After each
+// extraction the guard estimates the written graph's peak
+// (chunk/peak_memory.h) against the input's; where it is higher, the new
+// forms that own memory live at the peak give way to the input's own (their
+// e-nodes are priced out) and the extraction runs again. If the peak still
+// exceeds the input's once no new form is left there, the input is kept.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "pipeline/optimize.h"
+#include "tensor/tensor_egraph.h"
+
+namespace sator::pipeline {
+
+struct PeakGuard {
+  bool declined = false;    // the input is kept: r.output is not set
+  size_t priced_out = 0;    // e-nodes the guard priced out
+  size_t regions_given_way = 0;  // regions of new forms that went back to the input's
+  size_t extractions = 0;   // extractions run
+  double peak_in = 0, peak_out = 0;  // estimated bytes
+  std::string schedule;     // the order the output is written in (schedule/memory_schedule.h)
+  std::vector<std::pair<std::string, double>> schedules_tried;  // each order and its estimated peak
+};
+
+// Extracts and writes r.output (with each output node's e-node in
+// `enode_of`), holding the estimated peak to the input's. Adds a line to
+// r.declined saying what it gave up, when it gave up anything.
+PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOptions& options,
+                    const std::function<double()>& seconds_left, OptimizeResult& r, std::vector<eg::Id>& enode_of);
+
+}  // namespace sator::pipeline

@@ -1,0 +1,94 @@
+#include "schedule/output_copies.h"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_set>
+
+#include "chunk/peak_memory.h"
+
+namespace sator::schedule {
+
+namespace {
+
+int64_t at_hints(const Graph& g, const SymExpr& e) {
+  const auto v = e.evaluate([&](const std::string& name) -> std::optional<int64_t> {
+    const Symbol* s = g.find_symbol(name);
+    return s ? std::optional<int64_t>(s->hint) : std::nullopt;
+  });
+  return v.value_or(1);
+}
+
+double own_bytes(const Graph& g, const TensorType& t) {
+  double n = static_cast<double>(dtype_bytes(t.dtype));
+  for (const SymExpr& d : t.shape) n *= static_cast<double>(std::max<int64_t>(at_hints(g, d), 0));
+  return n;
+}
+
+// Whether the tensor node `k` returns views a storage larger than itself.
+bool pins_more(const Graph& g, const chunk::Storages& st, NodeId k) {
+  if (g.nodes[k].result != Node::Result::Tensor || st.refers[k].size() != 1 || st.refers[k][0] < 0) return false;
+  return st.bytes[static_cast<size_t>(st.refers[k][0])] > own_bytes(g, g.nodes[k].tensor) * (1 + 1e-9);
+}
+
+}  // namespace
+
+std::vector<SymExpr> clone_strides(const Graph& g, const TensorType& t) {
+  const size_t r = t.shape.size();
+  if (t.stride.size() != r) return contiguous_strides(t.shape);
+  // Dims from the innermost (least stride) out; dims of size 1 anywhere.
+  std::vector<size_t> order(r);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return at_hints(g, t.stride[a]) < at_hints(g, t.stride[b]) ||
+           (at_hints(g, t.stride[a]) == at_hints(g, t.stride[b]) && a > b);
+  });
+  std::vector<SymExpr> dense(r);
+  SymExpr run = 1;
+  for (size_t d : order) {
+    dense[d] = run;
+    run = run * t.shape[d];
+  }
+  return dense;
+}
+
+std::vector<NodeId> copy_pinning_outputs(Graph& g, const Graph& input, std::vector<int64_t>& position) {
+  if (g.nodes.empty() || g.nodes.back().op != "output" || input.nodes.empty() || input.nodes.back().op != "output")
+    return {};
+  const Value& outs = g.nodes.back().args.empty() ? Value::none() : g.nodes.back().args[0];
+  const Value& in_outs = input.nodes.back().args.empty() ? Value::none() : input.nodes.back().args[0];
+  if (!outs.is_list() || !in_outs.is_list() || outs.list.size() != in_outs.list.size()) return {};
+  const chunk::Storages st = chunk::storages_of(g), in_st = chunk::storages_of(input);
+  std::unordered_set<std::string> names;
+  for (const Node& n : g.nodes) names.insert(n.name);
+  Node output = std::move(g.nodes.back());
+  g.nodes.pop_back();
+  position.resize(g.nodes.size() + 1, -1);
+  const int64_t output_position = position.back();
+  position.pop_back();
+  std::vector<NodeId> added;
+  for (size_t k = 0; k < outs.list.size(); ++k) {
+    const Value& v = output.args[0].list[k];
+    const Value& w = in_outs.list[k];
+    if (!v.is_node() || !w.is_node() || !pins_more(g, st, v.node) || pins_more(input, in_st, w.node)) continue;
+    Node copy;
+    copy.op = "aten.clone.default";
+    for (size_t i = 0;; ++i) {
+      copy.name = "sator_copy_" + std::to_string(i);
+      if (names.insert(copy.name).second) break;
+    }
+    copy.args = {Value::of_node(v.node)};
+    copy.result = Node::Result::Tensor;
+    copy.tensor = g.nodes[v.node].tensor;
+    copy.tensor.stride = clone_strides(g, g.nodes[v.node].tensor);
+    g.nodes.push_back(std::move(copy));
+    const NodeId id = static_cast<NodeId>(g.nodes.size() - 1);
+    output.args[0].list[k] = Value::of_node(id);
+    position.push_back(static_cast<int64_t>(w.node));
+    added.push_back(id);
+  }
+  g.nodes.push_back(std::move(output));
+  position.push_back(output_position);
+  return added;
+}
+
+}  // namespace sator::schedule
