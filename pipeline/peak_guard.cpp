@@ -114,11 +114,16 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   Written best = extract_and_schedule(t, input, options, seconds_left(), r, priced_out);
   g.extractions = 1;
   const double first_peak = best.peak;
-  // Over the input's peak: the new forms give way to the input's own, one
-  // region at a time (largest first), each kept only where it lowers the
-  // peak, until the peak is the input's or no region is left to try.
+  // Over the input's peak: new forms give way to the input's own, a trial
+  // at a time, each kept only where it lowers the peak, until the peak is
+  // the input's or nothing is left to try: first each new form that owns
+  // memory live at the peak, alone (the least given back), then whole
+  // connected regions of new forms, largest first.
   if (options.hold_peak && best.peak > limit) {
-    const std::vector<std::vector<eg::Id>> regions = new_regions(t, best);
+    std::vector<std::vector<eg::Id>> regions;
+    for (const chunk::LiveTensor& l : chunk::estimate_peak_memory(best.graph).at_peak)
+      if (const eg::Id e = best.enode_of[l.node]; e != eg::kNoId && !t.is_original(e)) regions.push_back({e});
+    for (std::vector<eg::Id>& region : new_regions(t, best)) regions.push_back(std::move(region));
     for (size_t k = 0; k < regions.size() && k < kMaxTrials && best.peak > limit && seconds_left() > 0; ++k) {
       std::unordered_set<eg::Id> trial = priced_out;
       trial.insert(regions[k].begin(), regions[k].end());

@@ -1,12 +1,13 @@
-// sator never raises a graph's estimated peak memory: the extraction
+// sator never raises a graph's estimated peak memory. The extraction
 // minimises estimated time, and a form that saves time can hold more memory
-// at once (a bias gathered once for every layer, a tensor saved for the
-// backward in float32 where the input saved it in 16 bits). After each
-// extraction the guard estimates the written graph's peak
-// (chunk/peak_memory.h) against the input's; where it is higher, the new
-// forms that own memory live at the peak give way to the input's own (their
-// e-nodes are priced out) and the extraction runs again. If the peak still
-// exceeds the input's once no new form is left there, the input is kept.
+// at once (a sum of two biases computed once for every layer and kept alive
+// across them). The guard writes each extraction in the order of least
+// estimated peak (schedule/memory_schedule.h) and compares that peak
+// (chunk/peak_memory.h) with the input's. Where it is higher, new forms
+// give way to the input's own a trial at a time (a form live at the peak,
+// then connected regions of them: their e-nodes priced out, the extraction
+// run again), each kept where it lowers the peak. If the peak still exceeds
+// the input's, the input is kept.
 #pragma once
 
 #include <functional>

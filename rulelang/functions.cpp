@@ -136,6 +136,52 @@ double lowest(DType d) {
   }
 }
 
+// The shape a tensor of shape `b`, broadcasting into one of shape `from`,
+// takes when that one is viewed as `to` (the dims grouped where their
+// products agree, proved): a group where b is full keeps to's sizes, a group
+// where b is all ones takes ones. Declines anywhere else (b full in part of
+// a group that merges or splits dims cannot follow the view).
+std::vector<SymExpr> view_of_broadcast(TensorEGraph& t, std::vector<SymExpr> b, const std::vector<SymExpr>& from,
+                                       const std::vector<SymExpr>& to) {
+  if (b.size() > from.size() || b.empty()) throw Decline{};
+  b.insert(b.begin(), from.size() - b.size(), SymExpr(1));
+  const auto is = [&](const SymExpr& x, const SymExpr& y) { return size_equality(t, x, y) == Truth::True; };
+  const auto prod = [](const std::vector<SymExpr>& v, size_t lo, size_t hi) {
+    SymExpr p = 1;
+    for (size_t k = lo; k < hi; ++k) p = p * v[k];
+    return p;
+  };
+  std::vector<SymExpr> out;
+  size_t i0 = 0, j0 = 0;
+  while (i0 < from.size() || j0 < to.size()) {
+    // The smallest group from here whose two products are proved equal.
+    size_t gi = 0, gj = 0;
+    bool found = false;
+    for (size_t total = 1; !found && total <= (from.size() - i0) + (to.size() - j0); ++total)
+      for (size_t di = 0; di <= total && !found; ++di) {
+        const size_t dj = total - di;
+        if (i0 + di > from.size() || j0 + dj > to.size()) continue;
+        if (is(prod(from, i0, i0 + di), prod(to, j0, j0 + dj))) {
+          gi = i0 + di;
+          gj = j0 + dj;
+          found = true;
+        }
+      }
+    if (!found) throw Decline{};
+    bool full = true, ones = true;
+    for (size_t k = i0; k < gi; ++k) {
+      const bool one_there = is(from[k], 1);
+      full = full && (one_there || is(b[k], from[k]));
+      ones = ones && is(b[k], 1);
+    }
+    for (size_t k = j0; k < gj; ++k) out.push_back(full ? to[k] : SymExpr(1));
+    if (!full && !ones) throw Decline{};
+    i0 = gi;
+    j0 = gj;
+  }
+  return out;
+}
+
 std::vector<Function> make_functions() {
   std::vector<Function> f;
   auto add = [&](const char* name, std::vector<Type> params, Type result, const char* doc,
@@ -301,6 +347,12 @@ std::vector<Function> make_functions() {
           if (!t.prover.is_equal(p, q) && !t.prover.is_equal(p, 1) && !t.prover.is_equal(q, 1)) return of_bool(false);
         }
         return of_bool(true);
+      });
+  add("view-of-broadcast", {T::Sizes, T::Sizes, T::Sizes}, T::Sizes,
+      "(view-of-broadcast b from to): the shape a tensor of shape b that broadcasts into `from` takes when `from` is "
+      "viewed as `to` (declines where it cannot follow the view)",
+      [](TensorEGraph& t, Args a) {
+        return RValue::of_sizes(view_of_broadcast(t, to_sizes(a[0]->value()), to_sizes(a[1]->value()), to_sizes(a[2]->value())));
       });
   add("divides", {T::Size, T::Size}, T::Bool, "(divides d n): d proved to divide n", [](TensorEGraph& t, Args a) {
     return of_bool(t.prover.divides(to_size(a[0]->value()), to_size(a[1]->value())) == Truth::True);

@@ -20,7 +20,7 @@ const std::vector<RuleInfo>& mask_algebra_rule_info() {
       {"masked-fill-as-add",
        "where(c, x, K) = x + where(c, 0, K) and where(c, K, x) = x + where(c, K, 0) for a masking constant K <= -2^100 "
        "of x's dtype (x + K rounds to K for |x| < ulp(K)/2)"},
-      {"add-small-operands-first", "(x + y) + z = x + (y + z) when y + z broadcasts into x from fewer elements"}})
+      {"add-small-operands-first", "(x + y) + z = x + (y + z) when y and z each broadcast into x from fewer elements"}})
       out.push_back(r);
     return out;
   }();
@@ -68,18 +68,22 @@ std::optional<std::vector<bool>> broadcast_dims(const AttentionBuilder& b, const
   return along;
 }
 
-// Whether y + z, both broadcasting into x, has fewer elements than x: some
-// dim of x is broadcast by both. (Each alone being smaller is not enough:
-// [16, 1, S] + [B, 1, S, S] is as large as the [B, 16, S, S] scores, and
-// reassociating MPT's ALiBi bias and mask so made one such tensor, shared by
-// every layer: a larger peak, and no fusion to pay for it.)
-bool sum_broadcasts_from_fewer(const AttentionBuilder& b, const std::vector<SymExpr>& y, const std::vector<SymExpr>& z,
-                               const std::vector<SymExpr>& x) {
+// Whether y and z each broadcast into x from fewer elements (each has a
+// dim x has more of). Their sum may be as large as x: MPT's ALiBi [16, 1, S]
+// plus its mask [B, 1, S, S], BLOOM's the same; the attention kernels take it
+// as their one bias. Where no kernel takes it, a sum of two biases shared by
+// every layer can hold more memory than the per-layer adds it saves; the
+// peak guard (pipeline/peak_guard.h) gives such a form back to the input's.
+bool each_broadcasts_from_fewer(const AttentionBuilder& b, const std::vector<SymExpr>& y, const std::vector<SymExpr>& z,
+                                const std::vector<SymExpr>& x) {
   const auto by = broadcast_dims(b, y, x), bz = broadcast_dims(b, z, x);
   if (!by || !bz) return false;
-  for (size_t i = 0; i < x.size(); ++i)
-    if ((*by)[i] && (*bz)[i]) return true;
-  return false;
+  const auto some = [](const std::vector<bool>& along) {
+    for (bool a : along)
+      if (a) return true;
+    return false;
+  };
+  return some(*by) && some(*bz);
 }
 
 }  // namespace
@@ -129,7 +133,7 @@ std::vector<eg::Rewrite> mask_algebra_rules(TensorEGraph& t) {
                     const auto outer = tensor_add(*b, g, s.root);
                     if (!outer || outer->second != g.find(s[2])) return kNoId;
                     const auto *sx = b->shape(s[0]), *sy = b->shape(s[1]), *sz = b->shape(s[2]), *so = b->shape(eclass);
-                    if (!sx || !sy || !sz || !so || !b->same_dims(*sx, *so) || !sum_broadcasts_from_fewer(*b, *sy, *sz, *sx))
+                    if (!sx || !sy || !sz || !so || !b->same_dims(*sx, *so) || !each_broadcasts_from_fewer(*b, *sy, *sz, *sx))
                       return kNoId;
                     // The inner add must be this x + y (a class may hold other adds).
                     bool found = false;

@@ -1,0 +1,122 @@
+// Attention whose scores add two biases, written as models write them:
+// BLOOM's ALiBi folded in by baddbmm over flattened heads (Inductor writes
+// baddbmm as bias + bmm * alpha), viewed back to [N, H, L, L], then its
+// causal mask by masked_fill; and a relative-position bias followed by a
+// padding mask (two adds in a row, in either order). The identities gather
+// the biases into one (add-small-operands-first), move the view inside the
+// sum (view-through-broadcast-add) and read baddbmm's flattened product as
+// one matmul; the attention rules then take the sum as their one bias.
+// Inference and training, each fused and equal to the written graph in the
+// float64 interpreter.
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "interp/verify.h"
+#include "ir/graph_builder.h"
+#include "pipeline/optimize.h"
+
+using namespace sator;
+
+namespace {
+
+using B = GraphBuilder;
+
+enum class Form { AlibiByBaddbmm, PositionThenMask, MaskThenPosition };
+
+const char* name(Form f) {
+  switch (f) {
+    case Form::AlibiByBaddbmm: return "ALiBi by baddbmm, then masked_fill (as where)";
+    case Form::PositionThenMask: return "scores + position bias + mask";
+    case Form::MaskThenPosition: return "mask + (scores + position bias)";
+  }
+  return "?";
+}
+
+constexpr int64_t N = 2, H = 2, L = 8, E = 16;
+constexpr double kScale = 0.25;
+
+// The probabilities from q, k (inputs [N, H, L, E]) and the biases, as the
+// form writes them.
+NodeId probabilities(B& b, Form form, NodeId q, NodeId k) {
+  const auto tr = [&](NodeId x) { return b.op("aten.permute.default", {B::ref(x), B::ints({0, 1, 3, 2})}); };
+  if (form == Form::AlibiByBaddbmm) {
+    const NodeId alibi = b.input({N * H, 1, L});
+    const NodeId mask = b.input({N, 1, L, L}, DType::Bool);
+    const NodeId qf = b.op("aten.view.default", {B::ref(q), B::ints({N * H, L, E})});
+    const NodeId kt = b.op("aten.clone.default", {B::ref(tr(k))});
+    const NodeId kf = b.op("aten.view.default", {B::ref(kt), B::ints({N * H, E, L})});
+    const NodeId product = b.op("aten.mul.Tensor", {B::ref(b.op("aten.bmm.default", {B::ref(qf), B::ref(kf)})), Value::of_float(kScale)});
+    const NodeId summed = b.op("aten.add.Tensor", {B::ref(alibi), B::ref(product)});
+    const NodeId scores = b.op("aten.view.default", {B::ref(summed), B::ints({N, H, L, L})});
+    // masked_fill as its decomposition writes it: where(mask, min, scores).
+    const NodeId lowest = b.op("aten.scalar_tensor.default", {Value::of_float(-3.4028234663852886e38)},
+                               {{"dtype", Value::of_dtype(DType::Float32)},
+                                {"device", Value::of_text(Value::Kind::Device, "cuda:0")}});
+    const NodeId filled = b.op("aten.where.self", {B::ref(mask), B::ref(lowest), B::ref(scores)});
+    return b.op("aten._softmax.default", {B::ref(filled), Value::of_int(-1), Value::of_bool(false)});
+  }
+  const NodeId position = b.input({1, H, L, L});
+  const NodeId padding = b.input({N, 1, 1, L});
+  const NodeId scores = b.op("aten.mul.Tensor", {B::ref(b.op("aten.matmul.default", {B::ref(q), B::ref(tr(k))})), Value::of_float(kScale)});
+  NodeId biased;
+  if (form == Form::PositionThenMask) {
+    biased = b.op("aten.add.Tensor", {B::ref(b.op("aten.add.Tensor", {B::ref(scores), B::ref(position)})), B::ref(padding)});
+  } else {
+    biased = b.op("aten.add.Tensor", {B::ref(padding), B::ref(b.op("aten.add.Tensor", {B::ref(scores), B::ref(position)}))});
+  }
+  return b.op("aten._softmax.default", {B::ref(biased), Value::of_int(-1), Value::of_bool(false)});
+}
+
+Graph attention(Form form, bool training) {
+  B b("biases");
+  const NodeId q = b.input({N, H, L, E}), k = b.input({N, H, L, E}), v = b.input({N, H, L, E});
+  const NodeId p = probabilities(b, form, q, k);
+  const NodeId o = b.op("aten.matmul.default", {B::ref(p), B::ref(v)});
+  if (!training) return b.finish({o});
+  // The backward as AOTAutograd writes it (the softmax's and the scale's).
+  const auto tr = [&](NodeId x) { return b.op("aten.permute.default", {B::ref(x), B::ints({0, 1, 3, 2})}); };
+  const NodeId d_out = b.input({N, H, L, E});
+  const NodeId dp = b.op("aten.matmul.default", {B::ref(d_out), B::ref(tr(v))});
+  const NodeId dpp = b.op("aten.mul.Tensor", {B::ref(dp), B::ref(p)});
+  const NodeId sum = b.op("aten.sum.dim_IntList", {B::ref(dpp), B::ints({-1}), Value::of_bool(true)});
+  const NodeId fma = b.op("prims.fma.default", {B::ref(b.op("aten.neg.default", {B::ref(p)})), B::ref(sum), B::ref(dpp)});
+  const NodeId ds = b.op("aten.mul.Tensor", {B::ref(fma), Value::of_float(kScale)});
+  const NodeId dq = b.op("aten.matmul.default", {B::ref(ds), B::ref(k)});
+  const NodeId dk = b.op("aten.matmul.default", {B::ref(tr(ds)), B::ref(q)});
+  const NodeId dv = b.op("aten.matmul.default", {B::ref(tr(p)), B::ref(d_out)});
+  Graph g = b.finish({o, dq, dk, dv});
+  g.nodes[d_out].role = Role::Tangent;
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("attention adding two biases fuses with their sum as its bias (inference)", "[attention][forms]") {
+  for (Form form : {Form::AlibiByBaddbmm, Form::PositionThenMask, Form::MaskThenPosition}) {
+    INFO(name(form));
+    const Graph g = attention(form, false);
+    const pipeline::OptimizeResult r = pipeline::optimize(g, {});
+    REQUIRE(r.sdpa_out == 1);
+    for (const Node& n : r.output.nodes)
+      if (n.op == "aten.scaled_dot_product_attention.default") {
+        CHECK(n.kwarg("scale")->f == Approx(kScale));
+        CHECK(n.args[3].is_node());  // one bias: the sum
+      }
+    const interp::VerifyResult v = interp::verify_optimized(g, r.output);
+    CHECK(v.status == interp::VerifyResult::Status::Passed);
+  }
+}
+
+TEST_CASE("attention adding two biases fuses with their sum as its bias (training)", "[attention][forms]") {
+  for (Form form : {Form::AlibiByBaddbmm, Form::PositionThenMask, Form::MaskThenPosition}) {
+    INFO(name(form));
+    const Graph g = attention(form, true);
+    pipeline::OptimizeOptions o;
+    o.training_attention_bias = true;  // a bias is opt-in in training
+    const pipeline::OptimizeResult r = pipeline::optimize(g, o);
+    CHECK(r.sdpa_out == 2);  // forward and backward
+    const interp::VerifyResult v = interp::verify_optimized(g, r.output);
+    CHECK(v.status == interp::VerifyResult::Status::Passed);
+  }
+}
