@@ -37,14 +37,17 @@ struct Written {
 };
 
 // Extracts (never choosing `priced_out`) and writes the result in the order
-// of least estimated peak (schedule/memory_schedule.h).
+// of least estimated peak (schedule/memory_schedule.h). With `keep_memory`
+// the writer also keeps the input's recomputations and copies outputs that
+// would pin a larger storage: less memory for a little more time.
 Written extract_and_schedule(const TensorEGraph& t, const Graph& input, const OptimizeOptions& options,
-                             double seconds_left, OptimizeResult& r, const std::unordered_set<eg::Id>& priced_out) {
+                             double seconds_left, OptimizeResult& r, const std::unordered_set<eg::Id>& priced_out,
+                             bool keep_memory) {
   const eg::Extraction x = extract_cheapest(t, input, options, seconds_left, r, priced_out);
   Written w;
   std::vector<int64_t> position;  // each written node's source node (-1: new)
-  Graph written = t.write(x, &w.enode_of, &position, options.hold_peak);
-  const size_t copies = schedule::copy_pinning_outputs(written, input, position).size();
+  Graph written = t.write(x, &w.enode_of, &position, keep_memory);
+  const size_t copies = keep_memory ? schedule::copy_pinning_outputs(written, input, position).size() : 0;
   // The clones go before the output node: their e-nodes are none.
   if (copies) w.enode_of.insert(w.enode_of.end() - 1, copies, eg::kNoId);
   schedule::Scheduled s = schedule::schedule_for_memory(std::move(written), position);
@@ -111,9 +114,18 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   g.peak_in = chunk::estimate_peak_memory(input).peak_bytes;
   const double limit = g.peak_in + kSlackBytes;
   std::unordered_set<eg::Id> priced_out;
-  Written best = extract_and_schedule(t, input, options, seconds_left(), r, priced_out);
+  // The fastest form first; where its peak is higher, the same written
+  // keeping the input's recomputations and output copies.
+  Written best = extract_and_schedule(t, input, options, seconds_left(), r, priced_out, false);
   g.extractions = 1;
   const double first_peak = best.peak;
+  bool keep_memory = false;
+  if (options.hold_peak && best.peak > limit) {
+    Written w = extract_and_schedule(t, input, options, seconds_left(), r, priced_out, true);
+    ++g.extractions;
+    keep_memory = w.peak < best.peak;
+    if (keep_memory) best = std::move(w);
+  }
   // Over the input's peak: new forms give way to the input's own, a trial
   // at a time, each kept only where it lowers the peak, until the peak is
   // the input's or nothing is left to try: first each new form that owns
@@ -127,7 +139,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
     for (size_t k = 0; k < regions.size() && k < kMaxTrials && best.peak > limit && seconds_left() > 0; ++k) {
       std::unordered_set<eg::Id> trial = priced_out;
       trial.insert(regions[k].begin(), regions[k].end());
-      Written w = extract_and_schedule(t, input, options, seconds_left(), r, trial);
+      Written w = extract_and_schedule(t, input, options, seconds_left(), r, trial, keep_memory);
       ++g.extractions;
       if (w.peak < best.peak) {
         best = std::move(w);
