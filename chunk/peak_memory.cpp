@@ -94,6 +94,44 @@ Storages storages_of(const Graph& g) {
   return st;
 }
 
+double peak_bytes_in_order(const Graph& g, const Storages& st, const std::vector<NodeId>& order) {
+  const size_t n = g.nodes.size();
+  std::vector<size_t> pos(n);
+  for (size_t k = 0; k < order.size(); ++k) pos[order[k]] = k;
+  std::vector<size_t> last_use(st.bytes.size());
+  std::vector<bool> pinned(st.bytes.size(), false);
+  for (size_t s = 0; s < st.bytes.size(); ++s) {
+    last_use[s] = pos[st.owner[s]];
+    pinned[s] = g.nodes[st.owner[s]].op == "placeholder";
+  }
+  for (NodeId i = 0; i < n; ++i) {
+    const Node& node = g.nodes[i];
+    auto use = [&](NodeId ref) {
+      for (int64_t s : st.refers[ref])
+        if (s >= 0) {
+          last_use[static_cast<size_t>(s)] = std::max(last_use[static_cast<size_t>(s)], pos[i]);
+          if (node.op == "output") pinned[static_cast<size_t>(s)] = true;
+        }
+    };
+    for (const Value& v : node.args) v.for_each_node(use);
+    for (const auto& kv : node.kwargs) kv.second.for_each_node(use);
+  }
+  std::vector<double> delta_at(n + 1, 0.0), freed_after(n, 0.0);
+  for (size_t s = 0; s < st.bytes.size(); ++s) {
+    delta_at[pos[st.owner[s]]] += st.bytes[s];
+    if (!pinned[s]) freed_after[last_use[s]] += st.bytes[s];
+  }
+  double now = 0, peak = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    now += delta_at[k];
+    const Node& node = g.nodes[order[k]];
+    const double transient = node.op == kChunkedOp ? chunked_transient_bytes(g, node) : 0.0;
+    peak = std::max(peak, now + transient);
+    now -= freed_after[k];
+  }
+  return peak;
+}
+
 PeakMemory estimate_peak_memory(const Graph& g) {
   const size_t n = g.nodes.size();
   Storages st = storages_of(g);

@@ -38,6 +38,11 @@ struct Storages {
 };
 Storages storages_of(const Graph& g);
 
+// The peak estimate_peak_memory would give g with its nodes run in `order`
+// (a topological order of all of them), without writing that graph:
+// schedules compare orders by it. `st` is storages_of(g).
+double peak_bytes_in_order(const Graph& g, const Storages& st, const std::vector<NodeId>& order);
+
 // What a sator.chunked node allocates while a chunk runs, beyond its results:
 // its body's peak at the largest chunk, less the body's inputs (slices of the
 // node's inputs, no new memory). At the peak it is listed under the node.

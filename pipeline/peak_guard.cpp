@@ -36,14 +36,11 @@ struct Written {
   double peak = 0;
 };
 
-// Extracts (never choosing `priced_out`) and writes the result in the order
-// of least estimated peak (schedule/memory_schedule.h). With `keep_memory`
+// Writes an extraction in the order of least estimated peak
+// (schedule/memory_schedule.h). With `keep_memory`
 // the writer also keeps the input's recomputations and copies outputs that
 // would pin a larger storage: less memory for a little more time.
-Written extract_and_schedule(const TensorEGraph& t, const Graph& input, const OptimizeOptions& options,
-                             double seconds_left, OptimizeResult& r, const std::unordered_set<eg::Id>& priced_out,
-                             bool keep_memory) {
-  const eg::Extraction x = extract_cheapest(t, input, options, seconds_left, r, priced_out);
+Written write_and_schedule(const TensorEGraph& t, const Graph& input, const eg::Extraction& x, bool keep_memory) {
   Written w;
   std::vector<int64_t> position;  // each written node's source node (-1: new)
   Graph written = t.write(x, &w.enode_of, &position, keep_memory);
@@ -116,13 +113,13 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   std::unordered_set<eg::Id> priced_out;
   // The fastest form first; where its peak is higher, the same written
   // keeping the input's recomputations and output copies.
-  Written best = extract_and_schedule(t, input, options, seconds_left(), r, priced_out, false);
+  const eg::Extraction fastest = extract_cheapest(t, input, options, seconds_left(), r, priced_out);
+  Written best = write_and_schedule(t, input, fastest, false);
   g.extractions = 1;
   const double first_peak = best.peak;
   bool keep_memory = false;
   if (options.hold_peak && best.peak > limit) {
-    Written w = extract_and_schedule(t, input, options, seconds_left(), r, priced_out, true);
-    ++g.extractions;
+    Written w = write_and_schedule(t, input, fastest, true);
     keep_memory = w.peak < best.peak;
     if (keep_memory) best = std::move(w);
   }
@@ -139,7 +136,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
     for (size_t k = 0; k < regions.size() && k < kMaxTrials && best.peak > limit && seconds_left() > 0; ++k) {
       std::unordered_set<eg::Id> trial = priced_out;
       trial.insert(regions[k].begin(), regions[k].end());
-      Written w = extract_and_schedule(t, input, options, seconds_left(), r, trial, keep_memory);
+      Written w = write_and_schedule(t, input, extract_cheapest(t, input, options, seconds_left(), r, trial), keep_memory);
       ++g.extractions;
       if (w.peak < best.peak) {
         best = std::move(w);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <stdexcept>
 
@@ -53,10 +54,30 @@ Value renumbered(const Value& v, const std::vector<NodeId>& new_id) {
   return out;
 }
 
-// A list scheduler over g's dependence graph: `pick` chooses among the
-// ready nodes (by index into `ready`); `ran` is told each node scheduled.
-template <class Pick, class Ran>
-Order list_schedule(const Graph& g, const std::vector<double>& key, Pick pick, Ran ran) {
+// Ready nodes by (key, index), least first.
+class KeyQueue {
+ public:
+  explicit KeyQueue(const std::vector<double>& key) : later_{&key} {}
+  void push(NodeId i) { heap_.push(i); }
+  bool empty() const { return heap_.empty(); }
+  NodeId top() const { return heap_.top(); }
+  void pop() { heap_.pop(); }
+
+ private:
+  struct Later {
+    const std::vector<double>* key;
+    bool operator()(NodeId a, NodeId b) const { return (*key)[a] != (*key)[b] ? (*key)[a] > (*key)[b] : a > b; }
+  };
+  Later later_;
+  std::priority_queue<NodeId, std::vector<NodeId>, Later> heap_{later_};
+};
+
+// A list scheduler over g's dependence graph: each node whose dependences
+// have run is handed to `ready(i)`; `next()` names the node to run (one it
+// was handed and has not named before); `ran(i)` is told each node run,
+// placeholders first.
+template <class Ready, class Next, class Ran>
+Order list_schedule(const Graph& g, const std::vector<double>& key, Ready ready, Next next, Ran ran) {
   const size_t n = g.nodes.size();
   const std::vector<std::vector<NodeId>> ops = dependences_of(g, key);
   std::vector<std::vector<NodeId>> users(n);
@@ -67,7 +88,6 @@ Order list_schedule(const Graph& g, const std::vector<double>& key, Pick pick, R
   }
   Order order;
   order.reserve(n);
-  std::vector<NodeId> ready;
   NodeId output = static_cast<NodeId>(n);
   for (NodeId i = 0; i < n; ++i) {
     if (g.nodes[i].op == "placeholder") {
@@ -77,21 +97,24 @@ Order list_schedule(const Graph& g, const std::vector<double>& key, Pick pick, R
     }
     if (g.nodes[i].op == "output") output = i;
   }
-  const auto release = [&](NodeId i) {
-    for (NodeId u : users[i])
-      if (--waiting[u] == 0 && u != output && g.nodes[u].op != "placeholder") ready.push_back(u);
+  size_t handed = 0;
+  const auto hand = [&](NodeId u) {
+    if (u == output || g.nodes[u].op == "placeholder") return;
+    ++handed;
+    ready(u);
   };
   for (NodeId i = 0; i < n; ++i)
-    if (waiting[i] == 0 && i != output && g.nodes[i].op != "placeholder") ready.push_back(i);
+    if (waiting[i] == 0) hand(i);
+  const auto release = [&](NodeId i) {
+    for (NodeId u : users[i])
+      if (--waiting[u] == 0) hand(u);
+  };
   for (NodeId i : Order(order)) {
     ran(i);
     release(i);
   }
-  while (!ready.empty()) {
-    const size_t k = pick(ready);
-    const NodeId i = ready[k];
-    ready[k] = ready.back();
-    ready.pop_back();
+  for (size_t done = 0; done < handed; ++done) {
+    const NodeId i = next();
     order.push_back(i);
     ran(i);
     release(i);
@@ -117,14 +140,13 @@ Graph reordered(const Graph& g, const Order& order) {
 }
 
 Order by_keys(const Graph& g, const std::vector<double>& key) {
-  const auto later = [&](NodeId a, NodeId b) { return key[a] != key[b] ? key[a] > key[b] : a > b; };
+  KeyQueue queue(key);
   return list_schedule(
-      g, key,
-      [&](std::vector<NodeId>& ready) {
-        size_t best = 0;
-        for (size_t k = 1; k < ready.size(); ++k)
-          if (later(ready[best], ready[k])) best = k;
-        return best;
+      g, key, [&](NodeId i) { queue.push(i); },
+      [&] {
+        const NodeId i = queue.top();
+        queue.pop();
+        return i;
       },
       [](NodeId) {});
 }
@@ -169,53 +191,67 @@ Order greedy_memory(const Graph& g, const std::vector<double>& key) {
       if (!pinned[static_cast<size_t>(s)] && readers[static_cast<size_t>(s)] == 1) freed += st.bytes[static_cast<size_t>(s)];
     return freed - allocates[i];
   };
+  // Two queues of ready nodes by key: all of them, and those that free at
+  // least what they allocate. A node's gain only grows (its inputs' other
+  // readers run), so once freeing it stays so; run nodes are skipped lazily.
+  // Each storage's readers, to find the last one when one is left.
+  std::vector<std::vector<NodeId>> readers_of(st.bytes.size());
+  for (NodeId i = 0; i < n; ++i)
+    for (int64_t s : reads[i]) readers_of[static_cast<size_t>(s)].push_back(i);
+  std::vector<char> is_ready(n, 0), has_run(n, 0);
+  KeyQueue all(key), freeing(key);
+  const auto offer = [&](NodeId i) {
+    if (is_ready[i] && !has_run[i] && gain(i) >= 0) freeing.push(i);
+  };
+  const auto take = [&](KeyQueue& q) -> std::optional<NodeId> {
+    while (!q.empty() && has_run[q.top()]) q.pop();
+    if (q.empty()) return std::nullopt;
+    const NodeId i = q.top();
+    q.pop();
+    return i;
+  };
   return list_schedule(
       g, key,
-      [&](std::vector<NodeId>& ready) {
-        // The ready node of least key among those that free at least what
-        // they allocate; where none does, the least key.
-        size_t best = 0, best_freeing = ready.size();
-        for (size_t k = 0; k < ready.size(); ++k) {
-          const auto before = [&](size_t a, size_t b) {
-            return key[ready[a]] != key[ready[b]] ? key[ready[a]] < key[ready[b]] : ready[a] < ready[b];
-          };
-          if (before(k, best)) best = k;
-          if (gain(ready[k]) >= 0 && (best_freeing == ready.size() || before(k, best_freeing))) best_freeing = k;
-        }
-        return best_freeing < ready.size() ? best_freeing : best;
+      [&](NodeId i) {
+        is_ready[i] = 1;
+        all.push(i);
+        offer(i);
+      },
+      [&] {
+        const std::optional<NodeId> f = take(freeing);
+        return f ? *f : *take(all);
       },
       [&](NodeId i) {
-        for (int64_t s : reads[i]) --readers[static_cast<size_t>(s)];
+        has_run[i] = 1;
+        for (int64_t s : reads[i])
+          if (--readers[static_cast<size_t>(s)] == 1)
+            for (NodeId r : readers_of[static_cast<size_t>(s)])
+              if (!has_run[r]) offer(r);
       });
 }
 
 Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position) {
   Scheduled best;
-  best.peak_bytes = chunk::estimate_peak_memory(g).peak_bytes;
+  const chunk::Storages st = chunk::storages_of(g);
+  Order as_written(g.nodes.size());
+  for (size_t k = 0; k < as_written.size(); ++k) as_written[k] = static_cast<NodeId>(k);
+  best.peak_bytes = chunk::peak_bytes_in_order(g, st, as_written);
   best.strategy = "as written";
   best.tried.emplace_back(best.strategy, best.peak_bytes);
   const std::vector<double> key = keys_from_positions(g, position);
-  // The greedy scheduler looks at every ready node at each step: quadratic
-  // where thousands are ready at once, so very large graphs skip it.
-  constexpr size_t kGreedyLimit = 20000;
   std::vector<std::pair<std::string, Order>> candidates;
   candidates.emplace_back("input order", by_keys(g, key));
-  if (g.nodes.size() <= kGreedyLimit) candidates.emplace_back("frees first", greedy_memory(g, key));
-  Graph chosen;
-  Order chosen_order;
+  candidates.emplace_back("frees first", greedy_memory(g, key));
   for (auto& [name, order] : candidates) {
-    Graph r = reordered(g, order);
-    const double peak = chunk::estimate_peak_memory(r).peak_bytes;
+    const double peak = chunk::peak_bytes_in_order(g, st, order);
     best.tried.emplace_back(name, peak);
     if (peak < best.peak_bytes) {
       best.peak_bytes = peak;
       best.strategy = name;
-      chosen = std::move(r);
-      chosen_order = order;
+      best.order = std::move(order);
     }
   }
-  best.graph = best.strategy == "as written" ? std::move(g) : std::move(chosen);
-  best.order = std::move(chosen_order);
+  best.graph = best.order.empty() ? std::move(g) : reordered(g, best.order);
   return best;
 }
 
