@@ -137,6 +137,8 @@ class InductorPass(CustomGraphPass):
             if optimized is None:
                 return
             chunked = bool((sator_report.get("chunk") or {}).get("chunked"))
+            # What sator chose not to do (a form that would raise the peak, ...).
+            report["sator_declined"] = sator_report.get("declined") or []
             if self.decline_without_gain and not sator_report.get("attention_fused") and not chunked:
                 report["skipped"] = "nothing to gain: no attention fused and no chunking (layout rewrites alone are not worth the risk)"
                 report["attention_fused"] = 0
