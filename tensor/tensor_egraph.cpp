@@ -30,14 +30,7 @@ TensorEGraph::TensorEGraph(const Graph& g)
     const eg::Id id = egraph.add_uncanonical(e.op, e.attr, kids);
     analysis.clear_supplied();  // unused when the node was already there
     node_class_[i] = id;
-    const auto [first, fresh] = original_.emplace(id, i);
-    // A second copy of an allocating op (or of a tuple's piece): a place the
-    // source computes the value again. Views allocate nothing: one will do.
-    if (!fresh && (n.op == "getitem" || !op_has(n.op, OpFact::Aliases))) {
-      std::vector<NodeId>& places = recomputed_[id];
-      if (places.empty()) places.push_back(first->second);
-      places.push_back(i);
-    }
+    original_.emplace(id, i);
     if (n.result == Node::Result::SymInt) symint_nodes_.emplace(n.symint, i);
   }
   egraph.rebuild();
@@ -90,6 +83,10 @@ class GraphWriter {
     emitted_.assign(t.egraph.num_nodes(), kNone);
     open_.assign(t.egraph.num_nodes(), 0);
     for (const Node& n : t.source().nodes) taken_.insert(n.name);
+    if (recompute_)
+      for (NodeId i = 0; i < t.source().nodes.size(); ++i)
+        if (t.source().nodes[i].op != "placeholder" && t.source().nodes[i].op != "output")
+          class_sources_[t.class_of(i)].push_back(i);
   }
 
   Graph run() {
@@ -165,25 +162,38 @@ class GraphWriter {
   // Emits `root` after everything it depends on, in the order a recursive
   // post-order walk would (children in slot order), with an explicit stack:
   // a joint graph of a deep model is thousands of nodes deep.
-  // Which of the source's places of class c's chosen node a user at source
-  // position `at` reads: the latest at or before it (0 where the source
-  // computes it once).
-  size_t copy_for(eg::Id c, int64_t at) const {
-    if (!recompute_) return 0;
-    const auto it = t_.recomputed_.find(x_.choice.at(c));
-    if (it == t_.recomputed_.end()) return 0;
+  // The places the source computes class c's value at, with the chosen
+  // node's op (the partitioner's recomputations: the same expression, or one
+  // the rules proved equal), in order; nullptr where it is one place, or the
+  // writer writes each value once, or the op is a view (free to share).
+  const std::vector<NodeId>* places_of(eg::Id c) {
+    if (!recompute_) return nullptr;
+    const auto cached = places_.find(c);
+    if (cached != places_.end()) return cached->second.size() > 1 ? &cached->second : nullptr;
+    std::vector<NodeId>& places = places_[c];
+    const std::string& op = t_.lang.op_name(t_.egraph.op(x_.choice.at(c)));
+    if (op == "getitem" || !op_has(op, OpFact::Aliases))
+      if (const auto it = class_sources_.find(c); it != class_sources_.end())
+        for (NodeId i : it->second)
+          if (t_.source().nodes[i].op == op) places.push_back(i);
+    return places.size() > 1 ? &places : nullptr;
+  }
+  // Which place's copy of class c a user at source position `at` reads: the
+  // latest at or before it (0 where the source computes it at one place).
+  size_t copy_for(eg::Id c, int64_t at) {
+    const std::vector<NodeId>* places = places_of(c);
+    if (!places) return 0;
     size_t k = 0;
-    for (size_t j = 0; j < it->second.size(); ++j)
-      if (static_cast<int64_t>(it->second[j]) <= at) k = j;
+    for (size_t j = 0; j < places->size(); ++j)
+      if (static_cast<int64_t>((*places)[j]) <= at) k = j;
     return k;
   }
   // The source position copy k of class c stands at (its children are read
-  // from there): its source node's, or for a node a rule made, its user's.
-  int64_t place_of(eg::Id c, size_t k, int64_t at) const {
-    const eg::Id n = x_.choice.at(c);
-    if (const auto it = t_.recomputed_.find(n); recompute_ && it != t_.recomputed_.end())
-      return static_cast<int64_t>(it->second[k]);
-    const int64_t source = t_.original_node(n);
+  // from there): its place's, its source node's, or for a node a rule made,
+  // its user's.
+  int64_t place_of(eg::Id c, size_t k, int64_t at) {
+    if (const std::vector<NodeId>* places = places_of(c)) return static_cast<int64_t>((*places)[k]);
+    const int64_t source = t_.original_node(x_.choice.at(c));
     return source >= 0 ? source : at;
   }
   NodeId& written(eg::Id c, size_t k) {
@@ -262,9 +272,8 @@ class GraphWriter {
     const auto orig = t_.original_.find(n);
     const bool is_original = orig != t_.original_.end();
     // The source node this copy stands for (a recomputed one: its place).
-    const NodeId source = !is_original ? 0
-                          : recompute_ && t_.recomputed_.count(n) ? t_.recomputed_.at(n)[copy]
-                                                                  : orig->second;
+    const std::vector<NodeId>* places = places_of(cls);
+    const NodeId source = !is_original ? 0 : places ? (*places)[copy] : orig->second;
     if (is_original && taken_.count(t_.source().nodes[source].name) && !used_.count(source)) {
       node.name = t_.source().nodes[source].name;
       used_.insert(source);
@@ -347,7 +356,9 @@ class GraphWriter {
   const bool recompute_;
   Graph out_;
   std::vector<NodeId> emitted_;        // by class id (its first copy)
-  std::map<std::pair<eg::Id, size_t>, NodeId> copies_;  // further copies of recomputed nodes
+  std::map<std::pair<eg::Id, size_t>, NodeId> copies_;  // further copies of recomputed values
+  std::unordered_map<eg::Id, std::vector<NodeId>> class_sources_;  // by class: the source nodes in it
+  std::unordered_map<eg::Id, std::vector<NodeId>> places_;         // by class: places_of's answer
   int64_t at_ = 0;                     // the source position being written (emit_one)
   std::vector<char> open_;             // by class id: its children are being written
   std::vector<int64_t> original_of_;   // by output node: the source node it copies, or -1

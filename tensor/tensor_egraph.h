@@ -49,8 +49,12 @@ class TensorEGraph {
   // the placeholders and the output node).
   // With `source_of`: for each written node, the source node it copies
   // (-1 for a node a rule made).
-  // With `recompute` off, a value the source computes at several places is
-  // written once (the fastest form, holding it from the first place on).
+  // With `recompute`, a value the source computes at several places with
+  // the same op (AOTAutograd's partitioner recomputing a forward value in
+  // the backward rather than saving it; hash-consing and the rules make the
+  // places one class) is written at each place again, so the recomputation
+  // saves the memory it was made to save. Without, it is written once (the
+  // fastest form, held from the first place on).
   Graph write(const eg::Extraction& x, std::vector<eg::Id>* enode_of = nullptr,
               std::vector<int64_t>* source_of = nullptr, bool recompute = true) const;
 
@@ -59,12 +63,6 @@ class TensorEGraph {
   std::vector<eg::Id> node_class_;                 // graph node -> e-node added for it
   std::vector<std::optional<eg::Id>> outputs_;
   std::unordered_map<eg::Id, NodeId> original_;    // e-node -> the graph node it came from
-  // E-nodes the source computes at several places (the same expression
-  // twice: AOTAutograd's partitioner recomputing a forward value in the
-  // backward rather than saving it): the graph nodes, in order. The writer
-  // writes such a node once per place, so the recomputation saves the
-  // memory it was made to save.
-  std::unordered_map<eg::Id, std::vector<NodeId>> recomputed_;
   std::map<SymExpr, NodeId> symint_nodes_;         // a graph node computing each symbolic value
   friend class GraphWriter;
 };
