@@ -19,6 +19,8 @@ namespace {
 // sub-MiB differences (a few small masks saved in another order) are below
 // what the device's peak resolves.
 constexpr double kSlackBytes = 1024.0 * 1024.0;
+// Rounds of recomputing what is live at the peak before recomputing all.
+constexpr int kRecomputeRounds = 4;
 // Regions tried before the guard keeps the input: each costs an extraction.
 constexpr size_t kMaxTrials = 32;
 
@@ -40,10 +42,11 @@ struct Written {
 // (schedule/memory_schedule.h). With `keep_memory`
 // the writer also keeps the input's recomputations and copies outputs that
 // would pin a larger storage: less memory for a little more time.
-Written write_and_schedule(const TensorEGraph& t, const Graph& input, const eg::Extraction& x, bool keep_memory) {
+Written write_and_schedule(const TensorEGraph& t, const Graph& input, const eg::Extraction& x, bool keep_memory,
+                           const std::unordered_set<eg::Id>* recompute_only = nullptr) {
   Written w;
   std::vector<int64_t> position;  // each written node's source node (-1: new)
-  Graph written = t.write(x, &w.enode_of, &position, keep_memory);
+  Graph written = t.write(x, &w.enode_of, &position, keep_memory, recompute_only);
   const size_t copies = keep_memory ? schedule::copy_pinning_outputs(written, input, position).size() : 0;
   // The clones go before the output node: their e-nodes are none.
   if (copies) w.enode_of.insert(w.enode_of.end() - 1, copies, eg::kNoId);
@@ -119,9 +122,28 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   const double first_peak = best.peak;
   bool keep_memory = false;
   if (options.hold_peak && best.peak > limit) {
-    Written w = write_and_schedule(t, input, fastest, true);
-    keep_memory = w.peak < best.peak;
-    if (keep_memory) best = std::move(w);
+    // Recomputation first where it is needed: the classes of what is live at
+    // the peak, a few rounds as the peak moves; then every one.
+    std::unordered_set<eg::Id> recompute;
+    Written last = best;
+    for (int round = 0; round < kRecomputeRounds && last.peak > limit; ++round) {
+      const size_t before = recompute.size();
+      for (const chunk::LiveTensor& l : chunk::estimate_peak_memory(last.graph).at_peak)
+        if (const eg::Id e = last.enode_of[l.node]; e != eg::kNoId) recompute.insert(t.egraph.find(e));
+      if (recompute.size() == before) break;
+      last = write_and_schedule(t, input, fastest, true, &recompute);
+      if (last.peak < best.peak) {
+        best = last;
+        keep_memory = true;
+      }
+    }
+    if (best.peak > limit) {
+      Written w = write_and_schedule(t, input, fastest, true);
+      if (w.peak < best.peak) {
+        best = std::move(w);
+        keep_memory = true;
+      }
+    }
   }
   // Over the input's peak: new forms give way to the input's own, a trial
   // at a time, each kept only where it lowers the peak, until the peak is

@@ -79,7 +79,9 @@ std::optional<std::vector<int64_t>> constant_view_strides(const Node& in, const 
 
 class GraphWriter {
  public:
-  GraphWriter(const TensorEGraph& t, const eg::Extraction& x, bool recompute) : t_(t), x_(x), recompute_(recompute) {
+  GraphWriter(const TensorEGraph& t, const eg::Extraction& x, bool recompute,
+              const std::unordered_set<eg::Id>* recompute_only)
+      : t_(t), x_(x), recompute_(recompute), recompute_only_(recompute_only) {
     emitted_.assign(t.egraph.num_nodes(), kNone);
     open_.assign(t.egraph.num_nodes(), 0);
     for (const Node& n : t.source().nodes) taken_.insert(n.name);
@@ -167,7 +169,7 @@ class GraphWriter {
   // the rules proved equal), in order; nullptr where it is one place, or the
   // writer writes each value once, or the op is a view (free to share).
   const std::vector<NodeId>* places_of(eg::Id c) {
-    if (!recompute_) return nullptr;
+    if (!recompute_ || (recompute_only_ && !recompute_only_->count(c))) return nullptr;
     const auto cached = places_.find(c);
     if (cached != places_.end()) return cached->second.size() > 1 ? &cached->second : nullptr;
     std::vector<NodeId>& places = places_[c];
@@ -354,6 +356,7 @@ class GraphWriter {
   const TensorEGraph& t_;
   const eg::Extraction& x_;
   const bool recompute_;
+  const std::unordered_set<eg::Id>* recompute_only_;
   Graph out_;
   std::vector<NodeId> emitted_;        // by class id (its first copy)
   std::map<std::pair<eg::Id, size_t>, NodeId> copies_;  // further copies of recomputed values
@@ -373,8 +376,8 @@ class GraphWriter {
 };
 
 Graph TensorEGraph::write(const eg::Extraction& x, std::vector<eg::Id>* enode_of, std::vector<int64_t>* source_of,
-                          bool recompute) const {
-  GraphWriter w(*this, x, recompute);
+                          bool recompute, const std::unordered_set<eg::Id>* recompute_only) const {
+  GraphWriter w(*this, x, recompute, recompute_only);
   Graph g = w.run();
   if (enode_of) {
     *enode_of = std::move(w.enode_of_);

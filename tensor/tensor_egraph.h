@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "egraph/egraph.h"
 #include "egraph/extraction.h"
@@ -55,8 +56,10 @@ class TensorEGraph {
   // places one class) is written at each place again, so the recomputation
   // saves the memory it was made to save. Without, it is written once (the
   // fastest form, held from the first place on).
+  // `recompute_only`, where given, limits that to these classes.
   Graph write(const eg::Extraction& x, std::vector<eg::Id>* enode_of = nullptr,
-              std::vector<int64_t>* source_of = nullptr, bool recompute = true) const;
+              std::vector<int64_t>* source_of = nullptr, bool recompute = true,
+              const std::unordered_set<eg::Id>* recompute_only = nullptr) const;
 
  private:
   const Graph& source_;
