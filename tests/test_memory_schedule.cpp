@@ -1,0 +1,111 @@
+// The order sator writes a graph in (schedule/), the copies it writes for
+// outputs that would pin a larger storage, view-compatible reshapes, and the
+// peak guard: the estimated peak never rises unless the user asks for time.
+#include <catch2/catch.hpp>
+
+#include "chunk/peak_memory.h"
+#include "ir/graph_builder.h"
+#include "pipeline/optimize.h"
+#include "schedule/memory_schedule.h"
+#include "schedule/output_copies.h"
+
+using namespace sator;
+
+namespace {
+
+using B = GraphBuilder;
+
+std::vector<int64_t> identity_positions(const Graph& g) {
+  std::vector<int64_t> p(g.nodes.size());
+  for (size_t i = 0; i < p.size(); ++i) p[i] = static_cast<int64_t>(i);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("view_strides: a view where each merged or split run of dims is contiguous", "[memory][schedule]") {
+  // A piece of split along the last dim, viewed into heads: a view.
+  const auto heads = view_strides({4, 256, 512}, {393216, 1536, 1}, {4, 256, 8, 64});
+  REQUIRE(heads.has_value());
+  CHECK(*heads == std::vector<int64_t>{393216, 1536, 64, 1});
+  // ... but not flattened across the gap between rows.
+  CHECK_FALSE(view_strides({4, 256, 512}, {393216, 1536, 1}, {4, 131072}).has_value());
+  // A transposed matrix flattened needs a copy; a contiguous one does not.
+  CHECK_FALSE(view_strides({2, 3}, {1, 2}, {6}).has_value());
+  CHECK(view_strides({2, 3}, {3, 1}, {6}) == std::vector<int64_t>{1});
+  // Size-1 dims come and go freely.
+  CHECK(view_strides({4, 1, 8}, {8, 999, 1}, {4, 8}) == std::vector<int64_t>{8, 1});
+}
+
+TEST_CASE("the schedules: the input's order beats a written order that keeps a large tensor alive", "[memory][schedule]") {
+  // Written: both big tensors first, then their reductions. The input's
+  // order (keys) reduces each before making the next.
+  B b("order");
+  const NodeId x = b.input({1024});
+  const NodeId big1 = b.op("aten.exp.default", {B::ref(x)});
+  const NodeId e1 = b.op("aten.expand.default", {B::ref(big1), B::ints({1024, 1024})});
+  const NodeId c1 = b.op("aten.clone.default", {B::ref(e1)});
+  const NodeId big2 = b.op("aten.clone.default", {B::ref(b.op("aten.expand.default", {B::ref(x), B::ints({1024, 1024})}))});
+  const NodeId s1 = b.op("aten.sum.default", {B::ref(c1)});
+  const NodeId s2 = b.op("aten.sum.default", {B::ref(big2)});
+  const Graph g = b.finish({s1, s2});
+  std::vector<int64_t> position = identity_positions(g);
+  // The input ran s1 right after c1, before big2's expand and clone.
+  position[s1] = static_cast<int64_t>(c1) + 0;
+  position[c1] = static_cast<int64_t>(c1) - 1;
+  const schedule::Scheduled s = schedule::schedule_for_memory(g, position);
+  const double written = chunk::estimate_peak_memory(g).peak_bytes;
+  CHECK(s.peak_bytes < written);
+  CHECK(s.strategy != "as written");
+  CHECK(chunk::estimate_peak_memory(s.graph).peak_bytes == Approx(s.peak_bytes));
+  REQUIRE(s.tried.size() == 3);
+}
+
+TEST_CASE("the schedules keep random draws in the input's order", "[memory][schedule]") {
+  B b("draws");
+  const NodeId x = b.input({64});
+  const NodeId r1 = b.op("aten.rand.default", {B::ints({64})});
+  const NodeId big = b.op("aten.clone.default", {B::ref(b.op("aten.expand.default", {B::ref(x), B::ints({512, 64})}))});
+  const NodeId r2 = b.op("aten.rand.default", {B::ints({64})});
+  const NodeId s = b.op("aten.sum.default", {B::ref(big)});
+  const NodeId out = b.op("aten.add.Tensor", {B::ref(b.op("aten.add.Tensor", {B::ref(r1), B::ref(r2)})), B::ref(s)});
+  const Graph g = b.finish({out});
+  // Keys that would run r2 first (it is ready at once and frees nothing).
+  std::vector<int64_t> position = identity_positions(g);
+  const std::vector<double> key = schedule::keys_from_positions(g, position);
+  for (const schedule::Order& order : {schedule::by_keys(g, key), schedule::greedy_memory(g, key)}) {
+    size_t at1 = 0, at2 = 0;
+    for (size_t k = 0; k < order.size(); ++k) {
+      if (order[k] == r1) at1 = k;
+      if (order[k] == r2) at2 = k;
+    }
+    CHECK(at1 < at2);
+  }
+}
+
+TEST_CASE("an output that would pin a larger storage is copied where the input returned its own", "[memory][schedule]") {
+  // Input: returns a clone of a slice. Output (as a rewrite would write it):
+  // the slice itself, a view of the 64x their size base.
+  const auto build = [](bool clone) {
+    B b("pin");
+    const NodeId x = b.input({64, 64});
+    const NodeId base = b.op("aten.exp.default", {B::ref(x)});
+    NodeId piece = b.op("aten.slice.Tensor", {B::ref(base), Value::of_int(0), Value::of_int(0), Value::of_int(1), Value::of_int(1)});
+    if (clone) piece = b.op("aten.clone.default", {B::ref(piece)});
+    return b.finish({piece});
+  };
+  const Graph input = build(true);
+  Graph output = build(false);
+  std::vector<int64_t> position = identity_positions(output);
+  const size_t before = output.nodes.size();
+  const std::vector<NodeId> added = schedule::copy_pinning_outputs(output, input, position);
+  REQUIRE(added.size() == 1);
+  CHECK(output.nodes.size() == before + 1);
+  CHECK(output.nodes[added[0]].op == "aten.clone.default");
+  CHECK(output.nodes.back().args[0].list[0].node == added[0]);
+  CHECK(position.size() == output.nodes.size());
+  // Where the input returned the view as well, nothing is added.
+  Graph again = build(false);
+  std::vector<int64_t> p2 = identity_positions(again);
+  CHECK(schedule::copy_pinning_outputs(again, build(false), p2).empty());
+}
