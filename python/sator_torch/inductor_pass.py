@@ -74,14 +74,20 @@ class InductorPass(CustomGraphPass):
     user's step on them.
     target: "inductor-joint" (default) or "any" (tests only: the output may
     hold ops Inductor cannot lower, which the pass then declines).
+    fuse_dropout: True (default) fuses attention whose probabilities go
+    through dropout into SDPA with its own dropout, as Inductor's own SDPA
+    patterns do in training: the kernel draws the mask, equal in distribution
+    to the graph's draws but not bit for bit (ctest `attention with dropout
+    fused: equal in distribution over seeds`). False keeps the graph's draws.
     extra: more `sator optimize` arguments. keep_dir: keeps each graph, its
     optimization and report there. reports: one dict per graph seen (what
     sator did, or why the graph was left alone)."""
 
     def __init__(self, sator=None, chunk="off", memory_budget=None, extra=(), keep_dir=None, timeout=600,
-                 verbose=True, target="inductor-joint", decline_without_gain=True):
+                 verbose=True, target="inductor-joint", decline_without_gain=True, fuse_dropout=True):
         self.sator = find_sator(sator)
         self.target, self.decline_without_gain = target, decline_without_gain
+        self.fuse_dropout = bool(fuse_dropout)
         self.chunk, self.memory_budget = str(chunk), memory_budget
         self.extra, self.keep_dir, self.timeout, self.verbose = list(extra), keep_dir, timeout, verbose
         self.reports = []
@@ -102,7 +108,7 @@ class InductorPass(CustomGraphPass):
                     with open(os.path.join(here, name), "rb") as f:
                         h.update(name.encode() + f.read())
             h.update(repr((self.chunk, self.memory_budget, self.extra, self.target,
-                           self.decline_without_gain)).encode())
+                           self.decline_without_gain, self.fuse_dropout)).encode())
             self._uuid = "sator-" + h.hexdigest()
         return self._uuid
 
@@ -179,6 +185,8 @@ class InductorPass(CustomGraphPass):
                 cmd += ["--chunk", self.chunk]
                 if self.memory_budget:
                     cmd += ["--memory-budget", str(self.memory_budget)]
+            if self.fuse_dropout:
+                cmd.append("--fuse-dropout")
             cmd += self.extra
             t0 = time.perf_counter()
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout)
