@@ -1,6 +1,7 @@
 #include "ir/graph.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace sator {
 
@@ -103,6 +104,35 @@ std::optional<std::vector<int64_t>> view_strides(const std::vector<int64_t>& sha
   }
   if (view_d != -1) return std::nullopt;
   return out;
+}
+
+namespace {
+int64_t hint_value(const Graph& g, const SymExpr& e) {
+  const auto v = e.evaluate([&](const std::string& name) -> std::optional<int64_t> {
+    const Symbol* s = g.find_symbol(name);
+    return s ? std::optional<int64_t>(s->hint) : std::nullopt;
+  });
+  return v.value_or(1);
+}
+}  // namespace
+
+std::vector<SymExpr> clone_strides(const Graph& g, const TensorType& t) {
+  const size_t r = t.shape.size();
+  if (t.stride.size() != r) return contiguous_strides(t.shape);
+  // Dims from the innermost (least stride) out; dims of size 1 anywhere.
+  std::vector<size_t> order(r);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return hint_value(g, t.stride[a]) < hint_value(g, t.stride[b]) ||
+           (hint_value(g, t.stride[a]) == hint_value(g, t.stride[b]) && a > b);
+  });
+  std::vector<SymExpr> dense(r);
+  SymExpr run = 1;
+  for (size_t d : order) {
+    dense[d] = run;
+    run = run * t.shape[d];
+  }
+  return dense;
 }
 
 }  // namespace sator

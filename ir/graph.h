@@ -94,6 +94,10 @@ std::vector<SymExpr> contiguous_strides(const std::vector<SymExpr>& shape);
 std::optional<std::vector<int64_t>> view_strides(const std::vector<int64_t>& shape, const std::vector<int64_t>& stride,
                                                  const std::vector<int64_t>& new_shape);
 
+// The strides clone gives a tensor of `g` (torch's preserve_format): dense,
+// its dims in the order of their strides (at the symbols' hints).
+std::vector<SymExpr> clone_strides(const Graph& g, const TensorType& t);
+
 // Shapes and sizes as text, e.g. "[s52, 12*s27, 768]".
 std::string shape_text(const std::vector<SymExpr>& shape);
 

@@ -1,7 +1,6 @@
 #include "schedule/output_copies.h"
 
 #include <algorithm>
-#include <numeric>
 #include <unordered_set>
 
 #include "chunk/peak_memory.h"
@@ -32,24 +31,6 @@ bool pins_more(const Graph& g, const chunk::Storages& st, NodeId k) {
 
 }  // namespace
 
-std::vector<SymExpr> clone_strides(const Graph& g, const TensorType& t) {
-  const size_t r = t.shape.size();
-  if (t.stride.size() != r) return contiguous_strides(t.shape);
-  // Dims from the innermost (least stride) out; dims of size 1 anywhere.
-  std::vector<size_t> order(r);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return at_hints(g, t.stride[a]) < at_hints(g, t.stride[b]) ||
-           (at_hints(g, t.stride[a]) == at_hints(g, t.stride[b]) && a > b);
-  });
-  std::vector<SymExpr> dense(r);
-  SymExpr run = 1;
-  for (size_t d : order) {
-    dense[d] = run;
-    run = run * t.shape[d];
-  }
-  return dense;
-}
 
 std::vector<NodeId> copy_pinning_outputs(Graph& g, const Graph& input, std::vector<int64_t>& position) {
   if (g.nodes.empty() || g.nodes.back().op != "output" || input.nodes.empty() || input.nodes.back().op != "output")

@@ -20,9 +20,4 @@ namespace sator::schedule {
 // input's position of the returned node for each clone.
 std::vector<NodeId> copy_pinning_outputs(Graph& g, const Graph& input, std::vector<int64_t>& position);
 
-// The strides clone gives a tensor (torch's preserve_format): its own where
-// they are dense and non-overlapping, else dense strides in the order of its
-// dims' strides.
-std::vector<SymExpr> clone_strides(const Graph& g, const TensorType& t);
-
 }  // namespace sator::schedule
