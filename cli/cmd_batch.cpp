@@ -76,9 +76,9 @@ void add_batch_commands(CLI::App& app) {
   cmd->add_option("--extractor", opt.batch.compare.extractor, "saturation's extractor: tree, dag (default) or ilp");
   cmd->add_flag("--greedy-fixpoint", opt.batch.compare.greedy_fixpoint, "let greedy repeat its passes to a fixpoint");
   cmd->add_option("--objective", opt.batch.compare.objective,
-                  "saturation's objective: memory (default: never raise the estimated peak; else keep the input) or "
-                  "time")
-      ->check(CLI::IsMember({"memory", "time"}));
+                  "saturation's objective: memory (default: never raise the estimated peak; else keep the input), "
+                  "balanced or time (sator optimize --objective)")
+      ->check(CLI::IsMember({"memory", "balanced", "time"}));
   cmd->add_option("--repeat", opt.batch.compare.repeat, "time each method as the median of this many runs (default 3)");
   add_user_rule_options(cmd, opt.user_rules);
   cmd->add_option("--graph-timeout", opt.batch.graph_seconds,

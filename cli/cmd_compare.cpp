@@ -49,9 +49,9 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("--extractor", opt.opts.extractor, "saturation's extractor: tree, dag (default) or ilp");
   cmd->add_flag("--greedy-fixpoint", opt.opts.greedy_fixpoint, "let greedy repeat its passes to a fixpoint");
   cmd->add_option("--objective", opt.opts.objective,
-                  "saturation's objective: memory (default: never raise the estimated peak; else keep the input) or "
-                  "time")
-      ->check(CLI::IsMember({"memory", "time"}));
+                  "saturation's objective: memory (default: never raise the estimated peak; else keep the input), "
+                  "balanced or time (sator optimize --objective)")
+      ->check(CLI::IsMember({"memory", "balanced", "time"}));
   cmd->add_option("--repeat", opt.opts.repeat, "time each method as the median of this many runs (default 3)");
   cmd->add_option("--inductor", opt.opts.inductor, "Inductor's graph (default: ../inductor/NAME.json beside the graph)");
   cmd->callback([] { run_compare(opt); });

@@ -50,8 +50,8 @@ void refuse_unavailable(const OptimizeCliOptions& o) {
   if (!(o.ilp_time_limit > 0)) refuse("--ilp-time-limit must be a positive number of seconds");
   if (!o.memory_budget.empty() && o.chunk == "off") refuse("--memory-budget needs --chunk auto");
   if (o.iter_limit == 0) refuse("--iter-limit must be at least 1");
-  if (o.objective != "memory" && o.objective != "time")
-    refuse("--objective must be memory (the default: never raise the estimated peak) or time");
+  if (o.objective != "memory" && o.objective != "time" && o.objective != "balanced")
+    refuse("--objective must be memory (the default: never raise the estimated peak), balanced or time");
   if (o.node_limit && *o.node_limit == 0) refuse("--node-limit must be at least 1");
   if (!(o.time_limit > 0)) refuse("--time-limit must be a positive number of seconds");
   for (const std::string& name : o.without_rules)
@@ -87,7 +87,8 @@ void run_optimize(const OptimizeCliOptions& o) {
   opts.device = o.device;
   opts.ilp_time_limit_s = o.ilp_time_limit;
   opts.target = o.target;
-  opts.hold_peak = o.objective == "memory";
+  opts.hold_peak = o.objective != "time";
+  opts.balanced = o.objective == "balanced";
   opts.user_rules = user.files;
   opts.rules_only = user.only;
   opts.without_rules = o.without_rules;
@@ -172,7 +173,9 @@ void add_optimize_command(CLI::App& app) {
                   "(default 10)");
   cmd->add_option("--objective", opt.objective,
                   "memory (default): the fastest form whose estimated peak is at most the input's, else the input; "
-                  "time: the fastest form, even where its peak is higher (both written in the order of least peak)");
+                  "balanced: the fastest form where its peak rises by no more percent than its time falls, else as "
+                  "memory; time: the fastest form, even where its peak is higher (all written in the order of least "
+                  "peak)");
   cmd->add_option("--extractor", opt.extractor, "tree, dag (default) or ilp");
   cmd->add_option("--ilp-time-limit", opt.ilp_time_limit, "seconds for the ilp extractor (default 60)");
   cmd->add_option("--cost", opt.cost, "roofline (default; docs/cost-model.md) or nodes");

@@ -110,6 +110,7 @@ nlohmann::ordered_json compare_graph(const std::string& path, const CompareOptio
     pipeline::OptimizeOptions so;
     so.extractor = o.extractor;
     so.hold_peak = o.objective != "time";
+    so.balanced = o.objective == "balanced";
     so.cost = o.cost;
     so.device = o.device;
     so.user_rules = o.user_rules;

@@ -15,7 +15,7 @@ struct CompareOptions {
   std::string cost = "roofline", device = "h200";
   std::string extractor = "dag";  // saturation's extractor
   bool greedy_fixpoint = false;
-  std::string objective = "memory";  // saturation's: memory (never raise the estimated peak) or time
+  std::string objective = "memory";  // saturation's: memory (never raise the estimated peak), balanced or time
   size_t repeat = 3;     // each method's time is the median of this many runs (after a process-wide warm-up)
   std::string inductor;  // Inductor's graph; empty: found by inductor_path_for, if there
   std::vector<rulelang::RuleFile> user_rules;  // a user's rules, for both methods (checked already)

@@ -47,6 +47,10 @@ struct OptimizeOptions {
   // (pipeline/peak_guard.h); off (`--objective time`): the fastest form,
   // still written in the order of least peak.
   bool hold_peak = true;
+  // With hold_peak (`--objective balanced`): the fastest form is kept where
+  // its estimated peak rises by no larger a fraction than its estimated
+  // time falls (1% more memory for at least 1% less time).
+  bool balanced = false;
   std::string extractor = "dag";   // tree, dag or ilp (extract/extractors.h)
   std::string cost = "roofline";   // roofline (estimated compiled µs) or nodes (each compute node 1)
   std::string device = "h200";     // the roofline model's device

@@ -30,6 +30,12 @@ std::string mib(double bytes) {
   return buf;
 }
 
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", fraction * 100);
+  return buf;
+}
+
 struct Written {
   Graph graph;
   std::vector<eg::Id> enode_of;
@@ -121,7 +127,18 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   g.extractions = 1;
   const double first_peak = best.peak;
   bool keep_memory = false;
-  if (options.hold_peak && best.peak > limit) {
+  bool traded = false;
+  if (options.hold_peak && options.balanced && best.peak > limit) {
+    const double time_in = estimate_cost(input, options.cost, options.device);
+    const double time_out = estimate_cost(best.graph, options.cost, options.device);
+    const double rise = best.peak / g.peak_in - 1, gain = 1 - time_out / std::max(time_in, 1e-12);
+    traded = rise <= gain;
+    if (traded)
+      r.declined.push_back("peak memory: traded (--objective balanced): the estimated peak " + mib(best.peak) + " is " +
+                           percent(rise) + " above the input's " + mib(g.peak_in) + " for " + percent(gain) +
+                           " less estimated time");
+  }
+  if (options.hold_peak && !traded && best.peak > limit) {
     // Recomputation first where it is needed: the classes of what is live at
     // the peak, a few rounds as the peak moves; then every one.
     std::unordered_set<eg::Id> recompute;
@@ -150,7 +167,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   // the input's or nothing is left to try: first each new form that owns
   // memory live at the peak, alone (the least given back), then whole
   // connected regions of new forms, largest first.
-  if (options.hold_peak && best.peak > limit) {
+  if (options.hold_peak && !traded && best.peak > limit) {
     std::vector<std::vector<eg::Id>> regions;
     for (const chunk::LiveTensor& l : chunk::estimate_peak_memory(best.graph).at_peak)
       if (const eg::Id e = best.enode_of[l.node]; e != eg::kNoId && !t.is_original(e)) regions.push_back({e});
@@ -171,9 +188,10 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   g.schedules_tried = best.tried;
   g.peak_out = best.peak;
   g.priced_out = priced_out.size();
-  if (!options.hold_peak && best.peak > limit) {
-    r.declined.push_back("peak memory: not held (--objective time): the estimated peak " + mib(best.peak) +
-                         " exceeds the input's " + mib(g.peak_in));
+  if ((!options.hold_peak || traded) && best.peak > limit) {
+    if (!traded)
+      r.declined.push_back("peak memory: not held (--objective time): the estimated peak " + mib(best.peak) +
+                           " exceeds the input's " + mib(g.peak_in));
   } else if (best.peak > limit) {
     g.declined = true;
     r.declined.push_back("peak memory: the optimized graph's estimated peak " + mib(first_peak) +
