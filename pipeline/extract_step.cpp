@@ -1,5 +1,6 @@
 #include "pipeline/extract_step.h"
 
+#include <algorithm>
 #include <limits>
 #include <unordered_set>
 
@@ -10,6 +11,16 @@
 #include "ir/output_target.h"
 
 namespace sator::pipeline {
+
+namespace {
+
+// The time limit cut an extraction short (said once: the peak guard may
+// extract several times).
+void note_limited(OptimizeResult& r) {
+  if (std::find(r.limited.begin(), r.limited.end(), "extraction") == r.limited.end()) r.limited.push_back("extraction");
+}
+
+}  // namespace
 
 eg::Extraction extract_cheapest(const TensorEGraph& t, const Graph& input, const OptimizeOptions& options,
                                 double seconds_left, OptimizeResult& r,
@@ -74,14 +85,14 @@ eg::Extraction extract_cheapest(const TensorEGraph& t, const Graph& input, const
     const bool shortened = seconds_left < dopt.improve_seconds;
     if (shortened) dopt.improve_seconds = seconds_left;
     sol = extract::extract_dag(ep.problem, dopt);
-    if (shortened && (sol.search_cut || seconds_left <= 0)) r.limited.push_back("extraction");
+    if (shortened && (sol.search_cut || seconds_left <= 0)) note_limited(r);
   } else if (options.extractor == "ilp") {
     extract::IlpOptions io;
     io.time_limit_s = options.ilp_time_limit_s;
     const bool shortened = seconds_left < io.time_limit_s;
     if (shortened) io.time_limit_s = std::max(seconds_left, 0.01);  // CBC needs a positive limit; the tree start is kept
     sol = extract::extract_ilp(ep.problem, io);
-    if (shortened && !sol.proved_optimal) r.limited.push_back("extraction");
+    if (shortened && !sol.proved_optimal) note_limited(r);
   } else {
     throw std::invalid_argument("unknown extractor '" + options.extractor + "' (tree, dag or ilp)");
   }
