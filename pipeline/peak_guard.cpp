@@ -139,19 +139,44 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
                            " less estimated time");
   }
   if (options.hold_peak && !traded && best.peak > limit) {
-    // Recomputation first where it is needed: the classes of what is live at
-    // the peak, a few rounds as the peak moves; then every one.
+    // Recomputation first where it is needed, a few rounds as the peak
+    // moves: the values live at the peak alone, else with what computes
+    // them (a recomputation reads those at its later place, not the
+    // forward's); then every one. The first written form under the limit is
+    // taken: the fewer recomputations, the less time.
     std::unordered_set<eg::Id> recompute;
     Written last = best;
-    for (int round = 0; round < kRecomputeRounds && last.peak > limit; ++round) {
-      const size_t before = recompute.size();
-      for (const chunk::LiveTensor& l : chunk::estimate_peak_memory(last.graph).at_peak)
-        if (const eg::Id e = last.enode_of[l.node]; e != eg::kNoId) recompute.insert(t.egraph.find(e));
-      if (recompute.size() == before) break;
-      last = write_and_schedule(t, input, fastest, true, &recompute);
-      if (last.peak < best.peak) {
-        best = last;
+    const auto consider = [&](const Written& w) {
+      if (w.peak < best.peak) {
+        best = w;
         keep_memory = true;
+      }
+    };
+    for (int round = 0; round < kRecomputeRounds && best.peak > limit; ++round) {
+      std::vector<eg::Id> live;
+      for (const chunk::LiveTensor& l : chunk::estimate_peak_memory(last.graph).at_peak)
+        if (const eg::Id e = last.enode_of[l.node]; e != eg::kNoId) live.push_back(t.egraph.find(e));
+      const size_t before = recompute.size();
+      recompute.insert(live.begin(), live.end());
+      if (recompute.size() > before) {
+        last = write_and_schedule(t, input, fastest, true, &recompute);
+        consider(last);
+        if (best.peak <= limit) break;
+      }
+      const size_t alone = recompute.size();
+      std::vector<eg::Id> todo = live;
+      std::unordered_set<eg::Id> seen;
+      while (!todo.empty()) {
+        const eg::Id c = todo.back();
+        todo.pop_back();
+        if (!seen.insert(c).second || !fastest.has(c)) continue;
+        recompute.insert(c);
+        for (eg::Id k : t.egraph.children(fastest.choice[c])) todo.push_back(t.egraph.find(k));
+      }
+      if (recompute.size() == alone && alone == before) break;
+      if (recompute.size() > alone) {
+        last = write_and_schedule(t, input, fastest, true, &recompute);
+        consider(last);
       }
     }
     if (best.peak > limit) {
