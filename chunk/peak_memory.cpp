@@ -13,19 +13,7 @@ namespace {
 // Ops whose result is a view of their first argument's storage.
 bool aliases_input(std::string_view op) { return op_has(op, OpFact::Aliases); }
 
-int64_t value_at_hints(const Graph& g, const SymExpr& e) {
-  const auto v = e.evaluate([&](const std::string& name) -> std::optional<int64_t> {
-    const Symbol* s = g.find_symbol(name);
-    return s ? std::optional<int64_t>(s->hint) : std::nullopt;
-  });
-  return std::max<int64_t>(v.value_or(1), 0);
-}
-
-double tensor_bytes(const Graph& g, const TensorType& t) {
-  double n = static_cast<double>(dtype_bytes(t.dtype));
-  for (const SymExpr& d : t.shape) n *= static_cast<double>(value_at_hints(g, d));
-  return n;
-}
+int64_t value_at_hints(const Graph& g, const SymExpr& e) { return std::max<int64_t>(at_hints(g, e), 0); }
 
 // Whether reshape(in, out) returns a view (no copy): where view's strides
 // exist for it, at the hints. Inferred types (no strides) are contiguous.
@@ -39,6 +27,12 @@ bool reshape_is_view(const Graph& g, const TensorType& in, const TensorType& out
 }
 
 }  // namespace
+
+double tensor_bytes(const Graph& g, const TensorType& t) {
+  double n = static_cast<double>(dtype_bytes(t.dtype));
+  for (const SymExpr& d : t.shape) n *= static_cast<double>(value_at_hints(g, d));
+  return n;
+}
 
 double chunked_transient_bytes(const Graph& g, const Node& n) {
   const int64_t rows = std::max<int64_t>(value_at_hints(g, read_chunked_spec(n).rows), 1);

@@ -28,6 +28,9 @@ struct PeakMemory {
 
 PeakMemory estimate_peak_memory(const Graph& g);
 
+// The bytes a tensor of `g` takes at the symbols' hints.
+double tensor_bytes(const Graph& g, const TensorType& t);
+
 // The storages a graph's nodes allocate, as the estimate counts them: one
 // per tensor result (a tuple's: one per tensor slot) of a node that is not a
 // view of its first argument's storage.

@@ -106,15 +106,13 @@ std::optional<std::vector<int64_t>> view_strides(const std::vector<int64_t>& sha
   return out;
 }
 
-namespace {
-int64_t hint_value(const Graph& g, const SymExpr& e) {
+int64_t at_hints(const Graph& g, const SymExpr& e) {
   const auto v = e.evaluate([&](const std::string& name) -> std::optional<int64_t> {
     const Symbol* s = g.find_symbol(name);
     return s ? std::optional<int64_t>(s->hint) : std::nullopt;
   });
   return v.value_or(1);
 }
-}  // namespace
 
 std::vector<SymExpr> clone_strides(const Graph& g, const TensorType& t) {
   const size_t r = t.shape.size();
@@ -123,8 +121,8 @@ std::vector<SymExpr> clone_strides(const Graph& g, const TensorType& t) {
   std::vector<size_t> order(r);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return hint_value(g, t.stride[a]) < hint_value(g, t.stride[b]) ||
-           (hint_value(g, t.stride[a]) == hint_value(g, t.stride[b]) && a > b);
+    return at_hints(g, t.stride[a]) < at_hints(g, t.stride[b]) ||
+           (at_hints(g, t.stride[a]) == at_hints(g, t.stride[b]) && a > b);
   });
   std::vector<SymExpr> dense(r);
   SymExpr run = 1;

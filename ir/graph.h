@@ -94,6 +94,9 @@ std::vector<SymExpr> contiguous_strides(const std::vector<SymExpr>& shape);
 std::optional<std::vector<int64_t>> view_strides(const std::vector<int64_t>& shape, const std::vector<int64_t>& stride,
                                                  const std::vector<int64_t>& new_shape);
 
+// A size of `g` at its symbols' hints (1 where a symbol has none).
+int64_t at_hints(const Graph& g, const SymExpr& e);
+
 // The strides clone gives a tensor of `g` (torch's preserve_format): dense,
 // its dims in the order of their strides (at the symbols' hints).
 std::vector<SymExpr> clone_strides(const Graph& g, const TensorType& t);

@@ -100,12 +100,8 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
   const PeakGuard guard = hold_peak(t, input, options, time_left, r, enode_of);
   r.extract_ms = ms_since(t0);
   t0 = std::chrono::steady_clock::now();
-  r.schedule = guard.declined ? "the input's" : guard.schedule;
+  r.schedule = guard.schedule;
   r.schedules_tried = guard.schedules_tried;
-  if (guard.declined) {
-    r.output = input;
-    enode_of.assign(input.nodes.size(), eg::kNoId);
-  }
   if (options.explain)
     for (size_t i = 0; i < r.output.nodes.size(); ++i)
       if (enode_of[i] != eg::kNoId)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -44,16 +45,39 @@ struct Written {
   double peak = 0;
 };
 
+// One extraction, with what the report says of it (extract_cheapest writes
+// it into the result; the guard keeps the chosen one's).
+struct Extracted {
+  eg::Extraction x;
+  double dag_cost = 0;
+  bool proved_optimal = false;
+};
+
+Extracted extract(const TensorEGraph& t, const Graph& input, const OptimizeOptions& options, double seconds_left,
+                  OptimizeResult& r, const std::unordered_set<eg::Id>& priced_out) {
+  Extracted e;
+  e.x = extract_cheapest(t, input, options, seconds_left, r, priced_out);
+  e.dag_cost = r.extract_dag_cost;
+  e.proved_optimal = r.extract_proved_optimal;
+  return e;
+}
+
+// How the writer keeps memory: not at all (the fastest form), or the
+// input's recomputations (of the classes in `only`, or of every class
+// without it) and its output copies.
+struct KeepMemory {
+  bool on = false;
+  std::optional<std::unordered_set<eg::Id>> only;
+};
+
 // Writes an extraction in the order of least estimated peak
-// (schedule/memory_schedule.h). With `keep_memory`
-// the writer also keeps the input's recomputations and copies outputs that
-// would pin a larger storage: less memory for a little more time.
-Written write_and_schedule(const TensorEGraph& t, const Graph& input, const eg::Extraction& x, bool keep_memory,
-                           const std::unordered_set<eg::Id>* recompute_only = nullptr) {
+// (schedule/memory_schedule.h), keeping memory as `keep` says: less memory
+// for a little more time.
+Written write_and_schedule(const TensorEGraph& t, const Graph& input, const eg::Extraction& x, const KeepMemory& keep) {
   Written w;
   std::vector<int64_t> position;  // each written node's source node (-1: new)
-  Graph written = t.write(x, &w.enode_of, &position, keep_memory, recompute_only);
-  const size_t copies = keep_memory ? schedule::copy_pinning_outputs(written, input, position).size() : 0;
+  Graph written = t.write(x, &w.enode_of, &position, keep.on, keep.only ? &*keep.only : nullptr);
+  const size_t copies = keep.on ? schedule::copy_pinning_outputs(written, input, position).size() : 0;
   // The clones go before the output node: their e-nodes are none.
   if (copies) w.enode_of.insert(w.enode_of.end() - 1, copies, eg::kNoId);
   schedule::Scheduled s = schedule::schedule_for_memory(std::move(written), position);
@@ -112,87 +136,91 @@ std::vector<std::vector<eg::Id>> new_regions(const TensorEGraph& t, const Writte
   return out;
 }
 
+// --objective balanced: whether the fastest form's peak rises by no larger
+// a fraction than its estimated time falls (said in the report if so).
+bool trade_for_time(const Graph& input, const Written& fastest, double peak_in, const OptimizeOptions& options,
+                    OptimizeResult& r) {
+  const double time_in = estimate_cost(input, options.cost, options.device);
+  const double time_out = estimate_cost(fastest.graph, options.cost, options.device);
+  const double rise = fastest.peak / peak_in - 1, gain = 1 - time_out / std::max(time_in, 1e-12);
+  if (rise > gain) return false;
+  r.declined.push_back("peak memory: traded (--objective balanced): the estimated peak " + mib(fastest.peak) + " is " +
+                       percent(rise) + " above the input's " + mib(peak_in) + " for " + percent(gain) +
+                       " less estimated time");
+  return true;
+}
+
+// Recomputation where it is needed, a few rounds as the peak moves: the
+// values live at the peak alone, else with what computes them (a
+// recomputation reads those at its later place, not the forward's); then
+// every one. The first form under the limit is taken: the fewer
+// recomputations, the less time. Lowers `best` (and sets `keep`) where it can.
+void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Extraction& fastest, double limit,
+                        Written& best, KeepMemory& keep) {
+  KeepMemory trial{true, std::unordered_set<eg::Id>{}};
+  std::unordered_set<eg::Id>& classes = *trial.only;
+  Written last = best;
+  const auto write = [&] {
+    last = write_and_schedule(t, input, fastest, trial);
+    if (last.peak < best.peak) {
+      best = last;
+      keep = trial;
+    }
+  };
+  for (int round = 0; round < kRecomputeRounds && best.peak > limit; ++round) {
+    std::vector<eg::Id> live;
+    for (const chunk::LiveTensor& l : chunk::estimate_peak_memory(last.graph).at_peak)
+      if (const eg::Id e = last.enode_of[l.node]; e != eg::kNoId) live.push_back(t.egraph.find(e));
+    const size_t before = classes.size();
+    classes.insert(live.begin(), live.end());
+    if (classes.size() > before) {
+      write();
+      if (best.peak <= limit) return;
+    }
+    const size_t alone = classes.size();
+    std::vector<eg::Id> todo = live;
+    std::unordered_set<eg::Id> seen;
+    while (!todo.empty()) {
+      const eg::Id c = todo.back();
+      todo.pop_back();
+      if (!seen.insert(c).second || !fastest.has(c)) continue;
+      classes.insert(c);
+      for (eg::Id k : t.egraph.children(fastest.choice[c])) todo.push_back(t.egraph.find(k));
+    }
+    if (classes.size() == before) break;  // nothing new to recompute
+    if (classes.size() > alone) write();
+  }
+  if (best.peak <= limit) return;
+  const KeepMemory all{true, std::nullopt};
+  Written w = write_and_schedule(t, input, fastest, all);
+  if (w.peak < best.peak) {
+    best = std::move(w);
+    keep = all;
+  }
+}
+
 }  // namespace
 
 PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOptions& options,
                     const std::function<double()>& seconds_left, OptimizeResult& r, std::vector<eg::Id>& enode_of) {
-  PeakGuard g;
-  g.peak_in = chunk::estimate_peak_memory(input).peak_bytes;
-  const double limit = g.peak_in + kSlackBytes;
+  const double peak_in = chunk::estimate_peak_memory(input).peak_bytes;
+  const double limit = peak_in + kSlackBytes;
   std::unordered_set<eg::Id> priced_out;
-  // The fastest form first; where its peak is higher, the same written
-  // keeping the input's recomputations and output copies.
-  const eg::Extraction fastest = extract_cheapest(t, input, options, seconds_left(), r, priced_out);
-  Written best = write_and_schedule(t, input, fastest, false);
-  g.extractions = 1;
+  // The fastest form first.
+  Extracted chosen = extract(t, input, options, seconds_left(), r, priced_out);
+  KeepMemory keep;
+  Written best = write_and_schedule(t, input, chosen.x, keep);
   const double first_peak = best.peak;
-  bool keep_memory = false;
-  bool traded = false;
-  if (options.hold_peak && options.balanced && best.peak > limit) {
-    const double time_in = estimate_cost(input, options.cost, options.device);
-    const double time_out = estimate_cost(best.graph, options.cost, options.device);
-    const double rise = best.peak / g.peak_in - 1, gain = 1 - time_out / std::max(time_in, 1e-12);
-    traded = rise <= gain;
-    if (traded)
-      r.declined.push_back("peak memory: traded (--objective balanced): the estimated peak " + mib(best.peak) + " is " +
-                           percent(rise) + " above the input's " + mib(g.peak_in) + " for " + percent(gain) +
-                           " less estimated time");
-  }
-  if (options.hold_peak && !traded && best.peak > limit) {
-    // Recomputation first where it is needed, a few rounds as the peak
-    // moves: the values live at the peak alone, else with what computes
-    // them (a recomputation reads those at its later place, not the
-    // forward's); then every one. The first written form under the limit is
-    // taken: the fewer recomputations, the less time.
-    std::unordered_set<eg::Id> recompute;
-    Written last = best;
-    const auto consider = [&](const Written& w) {
-      if (w.peak < best.peak) {
-        best = w;
-        keep_memory = true;
-      }
-    };
-    for (int round = 0; round < kRecomputeRounds && best.peak > limit; ++round) {
-      std::vector<eg::Id> live;
-      for (const chunk::LiveTensor& l : chunk::estimate_peak_memory(last.graph).at_peak)
-        if (const eg::Id e = last.enode_of[l.node]; e != eg::kNoId) live.push_back(t.egraph.find(e));
-      const size_t before = recompute.size();
-      recompute.insert(live.begin(), live.end());
-      if (recompute.size() > before) {
-        last = write_and_schedule(t, input, fastest, true, &recompute);
-        consider(last);
-        if (best.peak <= limit) break;
-      }
-      const size_t alone = recompute.size();
-      std::vector<eg::Id> todo = live;
-      std::unordered_set<eg::Id> seen;
-      while (!todo.empty()) {
-        const eg::Id c = todo.back();
-        todo.pop_back();
-        if (!seen.insert(c).second || !fastest.has(c)) continue;
-        recompute.insert(c);
-        for (eg::Id k : t.egraph.children(fastest.choice[c])) todo.push_back(t.egraph.find(k));
-      }
-      if (recompute.size() == alone && alone == before) break;
-      if (recompute.size() > alone) {
-        last = write_and_schedule(t, input, fastest, true, &recompute);
-        consider(last);
-      }
-    }
-    if (best.peak > limit) {
-      Written w = write_and_schedule(t, input, fastest, true);
-      if (w.peak < best.peak) {
-        best = std::move(w);
-        keep_memory = true;
-      }
-    }
-  }
-  // Over the input's peak: new forms give way to the input's own, a trial
-  // at a time, each kept only where it lowers the peak, until the peak is
-  // the input's or nothing is left to try: first each new form that owns
-  // memory live at the peak, alone (the least given back), then whole
-  // connected regions of new forms, largest first.
-  if (options.hold_peak && !traded && best.peak > limit) {
+  const bool held = options.hold_peak && !(options.balanced && best.peak > limit &&
+                                           trade_for_time(input, best, peak_in, options, r));
+  if (held && best.peak > limit) recompute_for_peak(t, input, chosen.x, limit, best, keep);
+  // Still over: new forms give way to the input's own, a trial at a time,
+  // each kept only where it lowers the peak, until the peak is the input's
+  // or nothing is left to try: first each new form that owns memory live at
+  // the peak, alone (the least given back), then whole connected regions of
+  // new forms, largest first. Each trial is an extraction.
+  size_t given_way = 0;
+  if (held && best.peak > limit) {
     std::vector<std::vector<eg::Id>> regions;
     for (const chunk::LiveTensor& l : chunk::estimate_peak_memory(best.graph).at_peak)
       if (const eg::Id e = best.enode_of[l.node]; e != eg::kNoId && !t.is_original(e)) regions.push_back({e});
@@ -200,38 +228,42 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
     for (size_t k = 0; k < regions.size() && k < kMaxTrials && best.peak > limit && seconds_left() > 0; ++k) {
       std::unordered_set<eg::Id> trial = priced_out;
       trial.insert(regions[k].begin(), regions[k].end());
-      Written w = write_and_schedule(t, input, extract_cheapest(t, input, options, seconds_left(), r, trial), keep_memory);
-      ++g.extractions;
+      Extracted e = extract(t, input, options, seconds_left(), r, trial);
+      Written w = write_and_schedule(t, input, e.x, keep);
       if (w.peak < best.peak) {
         best = std::move(w);
+        chosen = std::move(e);
         priced_out = std::move(trial);
-        ++g.regions_given_way;
+        ++given_way;
       }
     }
   }
-  g.schedule = best.schedule;
+  r.extract_dag_cost = chosen.dag_cost;
+  r.extract_proved_optimal = chosen.proved_optimal;
+  PeakGuard g;
   g.schedules_tried = best.tried;
-  g.peak_out = best.peak;
-  g.priced_out = priced_out.size();
-  if ((!options.hold_peak || traded) && best.peak > limit) {
-    if (!traded)
-      r.declined.push_back("peak memory: not held (--objective time): the estimated peak " + mib(best.peak) +
-                           " exceeds the input's " + mib(g.peak_in));
-  } else if (best.peak > limit) {
+  if (best.peak > limit && held) {
     g.declined = true;
+    g.schedule = "the input's";
     r.declined.push_back("peak memory: the optimized graph's estimated peak " + mib(first_peak) +
-                         " exceeds the input's " + mib(g.peak_in) +
-                         (g.regions_given_way ? " (" + mib(best.peak) + " with " + std::to_string(g.regions_given_way) +
-                                                    " region(s) of new forms given way to the input's own)"
-                                              : std::string()) +
+                         " exceeds the input's " + mib(peak_in) +
+                         (given_way ? " (" + mib(best.peak) + " with " + std::to_string(given_way) +
+                                          " region(s) of new forms given way to the input's own)"
+                                    : std::string()) +
                          "; the input is kept");
+    r.output = input;
+    enode_of.assign(input.nodes.size(), eg::kNoId);
     return g;
   }
-  if (g.regions_given_way)
-    r.declined.push_back("peak memory: " + std::to_string(g.regions_given_way) +
+  if (best.peak > limit && !options.hold_peak)
+    r.declined.push_back("peak memory: not held (--objective time): the estimated peak " + mib(best.peak) +
+                         " exceeds the input's " + mib(peak_in));
+  if (given_way)
+    r.declined.push_back("peak memory: " + std::to_string(given_way) +
                          " region(s) of new forms gave way to the input's own, holding the estimated peak to " +
-                         mib(best.peak) + " against the input's " + mib(g.peak_in) + " (" + mib(first_peak) +
+                         mib(best.peak) + " against the input's " + mib(peak_in) + " (" + mib(first_peak) +
                          " without)");
+  g.schedule = best.schedule;
   r.output = std::move(best.graph);
   enode_of = std::move(best.enode_of);
   return g;

@@ -21,18 +21,14 @@
 namespace sator::pipeline {
 
 struct PeakGuard {
-  bool declined = false;    // the input is kept: r.output is not set
-  size_t priced_out = 0;    // e-nodes the guard priced out
-  size_t regions_given_way = 0;  // regions of new forms that went back to the input's
-  size_t extractions = 0;   // extractions run
-  double peak_in = 0, peak_out = 0;  // estimated bytes
-  std::string schedule;     // the order the output is written in (schedule/memory_schedule.h)
+  bool declined = false;  // the input is kept (r.output is the input)
+  std::string schedule;   // the order the output is written in (schedule/memory_schedule.h)
   std::vector<std::pair<std::string, double>> schedules_tried;  // each order and its estimated peak
 };
 
 // Extracts and writes r.output (with each output node's e-node in
-// `enode_of`), holding the estimated peak to the input's. Adds a line to
-// r.declined saying what it gave up, when it gave up anything.
+// `enode_of`, none for the input kept), holding the estimated peak to the
+// input's. Adds a line to r.declined saying what it gave up or traded.
 PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOptions& options,
                     const std::function<double()>& seconds_left, OptimizeResult& r, std::vector<eg::Id>& enode_of);
 

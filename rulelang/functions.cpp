@@ -174,8 +174,8 @@ std::vector<SymExpr> view_of_broadcast(TensorEGraph& t, std::vector<SymExpr> b, 
       full = full && (one_there || is(b[k], from[k]));
       ones = ones && is(b[k], 1);
     }
-    for (size_t k = j0; k < gj; ++k) out.push_back(full ? to[k] : SymExpr(1));
     if (!full && !ones) throw Decline{};
+    for (size_t k = j0; k < gj; ++k) out.push_back(full ? to[k] : SymExpr(1));
     i0 = gi;
     j0 = gj;
   }

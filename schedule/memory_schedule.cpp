@@ -33,7 +33,6 @@ std::vector<std::vector<NodeId>> operands_of(const Graph& g) {
 
 // What must run before each node: its operands and, for a random draw, the
 // draw before it (draws consume one generator's stream: reordered, each
-// would draw other numbers than the input's).
 // would draw other numbers than the input's). Draws go in the order of
 // their keys (the input's order), ties in g's.
 std::vector<std::vector<NodeId>> dependences_of(const Graph& g, const std::vector<double>& key) {

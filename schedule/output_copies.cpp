@@ -1,6 +1,5 @@
 #include "schedule/output_copies.h"
 
-#include <algorithm>
 #include <unordered_set>
 
 #include "chunk/peak_memory.h"
@@ -9,35 +8,22 @@ namespace sator::schedule {
 
 namespace {
 
-int64_t at_hints(const Graph& g, const SymExpr& e) {
-  const auto v = e.evaluate([&](const std::string& name) -> std::optional<int64_t> {
-    const Symbol* s = g.find_symbol(name);
-    return s ? std::optional<int64_t>(s->hint) : std::nullopt;
-  });
-  return v.value_or(1);
-}
-
-double own_bytes(const Graph& g, const TensorType& t) {
-  double n = static_cast<double>(dtype_bytes(t.dtype));
-  for (const SymExpr& d : t.shape) n *= static_cast<double>(std::max<int64_t>(at_hints(g, d), 0));
-  return n;
-}
-
 // Whether the tensor node `k` returns views a storage larger than itself.
 bool pins_more(const Graph& g, const chunk::Storages& st, NodeId k) {
   if (g.nodes[k].result != Node::Result::Tensor || st.refers[k].size() != 1 || st.refers[k][0] < 0) return false;
-  return st.bytes[static_cast<size_t>(st.refers[k][0])] > own_bytes(g, g.nodes[k].tensor) * (1 + 1e-9);
+  return st.bytes[static_cast<size_t>(st.refers[k][0])] > chunk::tensor_bytes(g, g.nodes[k].tensor) * (1 + 1e-9);
 }
 
 }  // namespace
 
-
 std::vector<NodeId> copy_pinning_outputs(Graph& g, const Graph& input, std::vector<int64_t>& position) {
   if (g.nodes.empty() || g.nodes.back().op != "output" || input.nodes.empty() || input.nodes.back().op != "output")
     return {};
-  const Value& outs = g.nodes.back().args.empty() ? Value::none() : g.nodes.back().args[0];
-  const Value& in_outs = input.nodes.back().args.empty() ? Value::none() : input.nodes.back().args[0];
-  if (!outs.is_list() || !in_outs.is_list() || outs.list.size() != in_outs.list.size()) return {};
+  if (g.nodes.back().args.empty() || input.nodes.back().args.empty()) return {};
+  const Value& in_outs = input.nodes.back().args[0];
+  if (!g.nodes.back().args[0].is_list() || !in_outs.is_list() ||
+      g.nodes.back().args[0].list.size() != in_outs.list.size())
+    return {};
   const chunk::Storages st = chunk::storages_of(g), in_st = chunk::storages_of(input);
   std::unordered_set<std::string> names;
   for (const Node& n : g.nodes) names.insert(n.name);
@@ -47,7 +33,7 @@ std::vector<NodeId> copy_pinning_outputs(Graph& g, const Graph& input, std::vect
   const int64_t output_position = position.back();
   position.pop_back();
   std::vector<NodeId> added;
-  for (size_t k = 0; k < outs.list.size(); ++k) {
+  for (size_t k = 0; k < in_outs.list.size(); ++k) {
     const Value& v = output.args[0].list[k];
     const Value& w = in_outs.list[k];
     if (!v.is_node() || !w.is_node() || !pins_more(g, st, v.node) || pins_more(input, in_st, w.node)) continue;

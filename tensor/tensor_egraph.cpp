@@ -161,9 +161,6 @@ class GraphWriter {
     Cycle() : std::logic_error("the extracted graph has a cycle") {}
   };
 
-  // Emits `root` after everything it depends on, in the order a recursive
-  // post-order walk would (children in slot order), with an explicit stack:
-  // a joint graph of a deep model is thousands of nodes deep.
   // The places the source computes class c's value at, with the chosen
   // node's op (the partitioner's recomputations: the same expression, or one
   // the rules proved equal), in order; nullptr where it is one place, or the

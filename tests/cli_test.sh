@@ -50,6 +50,12 @@ grep -q "node 'y'" <("$sator" info "$bad/shape_mismatch.json" 2>&1) || fail "sha
 "$sator" frobnicate 2> /dev/null; [ $? -eq 2 ] || fail "unknown subcommand should exit 2"
 "$sator" dot "$corpus/graphs/zoo_views.infer.g0.json" -o /nonexistent-dir/x.dot 2> /dev/null
 [ $? -eq 2 ] || fail "unwritable output should exit 2"
+# An unknown --objective: exit 2, the choices named, no output file.
+"$sator" optimize "$corpus/graphs/zoo_views.infer.g0.json" -o "$tmp/objective.json" --objective fastest \
+  > /dev/null 2> "$tmp/err.txt"
+[ $? -eq 2 ] || fail "optimize --objective fastest should exit 2"
+grep -q "memory" "$tmp/err.txt" && grep -q "balanced" "$tmp/err.txt" || fail "--objective error does not name the choices"
+[ ! -e "$tmp/objective.json" ] || fail "optimize --objective fastest left an output file"
 
 passed=$(( count + 1 ))
 echo "$passed passed, $failures failed"
