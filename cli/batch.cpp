@@ -201,10 +201,14 @@ int run_batch(const BatchOptions& o) {
   const std::vector<BatchInput> inputs = shard_of(list_batch_inputs(o.source), o.shard_index, o.shard_count);
   require_output_folder(o.out, o.source, inputs);
   const fs::path results_dir = fs::path(o.out) / "graphs";
-  fs::create_directories(results_dir);
   std::vector<BatchInput> todo;
   for (const BatchInput& b : inputs)
     if (!o.resume || !is_ok_result((results_dir / (b.name + ".json")).string())) todo.push_back(b);
+  if (o.list_only) {  // the options and the source are checked; nothing is written
+    for (const BatchInput& b : todo) std::printf("%s\t%s\n", b.name.c_str(), b.path.c_str());
+    return 0;
+  }
+  fs::create_directories(results_dir);
   const size_t jobs = std::max<size_t>(1, std::min<size_t>(o.jobs ? o.jobs : std::thread::hardware_concurrency(),
                                                            std::max<size_t>(todo.size(), 1)));
   std::fprintf(stderr, "sator batch: %zu graphs%s, %zu to run on %zu thread%s\n", inputs.size(),
@@ -253,7 +257,9 @@ int run_batch(const BatchOptions& o) {
   return failed ? 1 : 0;
 }
 
-int merge_batches(const std::vector<std::string>& dirs, const std::string& out) {
+int merge_batches(const std::vector<std::string>& dirs, const std::string& out, const std::string& expect) {
+  // The expected graphs are listed first: a bad source fails before anything is written.
+  const std::vector<BatchInput> expected = expect.empty() ? std::vector<BatchInput>{} : list_batch_inputs(expect);
   std::map<std::string, ordered_json> merged;
   for (const std::string& d : dirs) {
     if (!fs::is_directory(fs::path(d) / "graphs")) throw GraphError(d, "", "not a batch output folder (no graphs/)");
@@ -276,9 +282,16 @@ int merge_batches(const std::vector<std::string>& dirs, const std::string& out) 
     write_file_atomic((results_dir / (name + ".json")).string(), r.dump(2) + "\n");
     results.push_back(std::move(r));
   }
-  const size_t failed = write_summaries(out, std::move(results));
-  std::fprintf(stderr, "sator batch-merge: %zu graphs from %zu folders, %zu failed; summary in %s\n", merged.size(),
-               dirs.size(), failed, (fs::path(out) / "summary.md").string().c_str());
+  std::vector<std::string> not_run;
+  for (const BatchInput& b : expected)
+    if (!merged.count(b.name)) not_run.push_back(b.name);
+  const size_t failed = write_summaries(out, std::move(results), not_run);
+  std::fprintf(stderr, "sator batch-merge: %zu graphs from %zu folders, %zu failed", merged.size(), dirs.size(),
+               failed - not_run.size());
+  if (!expect.empty()) std::fprintf(stderr, ", %zu of %zu expected not run", not_run.size(), expected.size());
+  std::fprintf(stderr, "; summary in %s\n", (fs::path(out) / "summary.md").string().c_str());
+  for (size_t i = 0; i < not_run.size() && i < 20; ++i) std::fprintf(stderr, "  not run: %s\n", not_run[i].c_str());
+  if (not_run.size() > 20) std::fprintf(stderr, "  ... and %zu more (summary.json \"not_run\")\n", not_run.size() - 20);
   return failed ? 1 : 0;
 }
 

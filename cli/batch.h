@@ -32,6 +32,7 @@ struct BatchOptions {
   size_t jobs = 0;  // 0: every core
   size_t shard_index = 1, shard_count = 1;
   bool resume = false;
+  bool list_only = false;  // print the graphs the run would take, run none
   CompareOptions compare;
   double graph_seconds = 600;     // per-graph time limit (its worker is killed)
   double graph_memory_bytes = 0;  // per-graph memory limit; 0: none
@@ -43,11 +44,16 @@ struct BatchOptions {
 int run_batch(const BatchOptions& o);
 
 // Merges the results of several batch output folders into `out` (results
-// copied, summaries rewritten); returns the exit status as run_batch.
-int merge_batches(const std::vector<std::string>& dirs, const std::string& out);
+// copied, summaries rewritten). With `expect` (the batch's source: a folder
+// or manifest), the graphs it lists that no folder holds a result of (a
+// shard that never finished) are listed in the summaries as not run.
+// Returns the exit status as run_batch: 1 if any graph failed or was not run.
+int merge_batches(const std::vector<std::string>& dirs, const std::string& out, const std::string& expect = "");
 
 // Writes summary.csv, summary.json, summary.md and timings.csv in `out` from
-// the result objects (sorted by graph name); returns how many failed.
-size_t write_summaries(const std::string& out, std::vector<nlohmann::ordered_json> results);
+// the result objects (sorted by graph name) and the names of the graphs that
+// have none (`not_run`); returns how many failed or were not run.
+size_t write_summaries(const std::string& out, std::vector<nlohmann::ordered_json> results,
+                       const std::vector<std::string>& not_run = {});
 
 }  // namespace sator::cli

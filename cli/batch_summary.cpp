@@ -54,7 +54,7 @@ int verdict(const ordered_json& r, const char* key) {
 
 }  // namespace
 
-size_t write_summaries(const std::string& out, std::vector<ordered_json> results) {
+size_t write_summaries(const std::string& out, std::vector<ordered_json> results, const std::vector<std::string>& not_run) {
   std::sort(results.begin(), results.end(),
             [](const ordered_json& a, const ordered_json& b) { return a["graph"].get<std::string>() < b["graph"].get<std::string>(); });
   std::string csv = "graph,status";
@@ -113,11 +113,25 @@ size_t write_summaries(const std::string& out, std::vector<ordered_json> results
                (lv == -1 ? "fewer layout ops" : lv == 1 ? "MORE layout ops" : "same layout ops") + ", " +
                (cv == -1 ? "cheaper" : cv == 1 ? "COSTLIER" : "same cost") + " |\n";
   }
+  // Graphs with no result (their shard never finished): a row each, after
+  // the results, so a user reading any one file sees what is missing.
+  std::vector<std::string> missing(not_run);
+  std::sort(missing.begin(), missing.end());
+  const std::string not_run_error = "not run: no result (its shard did not finish)";
+  for (const std::string& name : missing) {
+    csv += csv_escape(name) + ",not_run";
+    for (const char* m : kMethods)
+      for (const char* f : kFields)
+        if (!(std::string(m) == "input" && std::string(f) == "attention_fused")) csv += ",";
+    csv.append(",").append(csv_escape(not_run_error)).append("\n");
+    rows.push_back({{"graph", name}, {"status", "not_run"}, {"error", not_run_error}});
+    md_rows += "| " + name + " | not run (its shard did not finish) |||||||||\n";
+  }
   const char* names[] = {"better", "equal", "worse"};
   ordered_json versus;
   for (int k = 0; k < 2; ++k)
     for (int v = 0; v < 3; ++v) versus[k == 0 ? "layout_ops" : "cost"][names[v]] = counts[k][v];
-  ordered_json summary = {{"graphs", results.size()},
+  ordered_json summary = {{"graphs", results.size() + missing.size()},
                           {"ok", ok},
                           {"failed_count", results.size() - ok},
                           {"with_inductor", inductor_graphs},
@@ -125,14 +139,20 @@ size_t write_summaries(const std::string& out, std::vector<ordered_json> results
                           {"totals", totals},
                           {"failed", failed},
                           {"rows", rows}};
+  if (!missing.empty()) {  // only then, so a complete merge equals an unsharded run byte for byte
+    summary["not_run_count"] = missing.size();
+    summary["not_run"] = missing;
+  }
   const fs::path dir(out);
   write_file_atomic((dir / "summary.json").string(), summary.dump(2) + "\n");
   write_file_atomic((dir / "summary.csv").string(), csv);
   write_file_atomic((dir / "timings.csv").string(), timings);
 
   std::string md = "# Batch summary\n\n";
-  md += std::to_string(results.size()) + " graphs: " + std::to_string(ok) + " ok, " + std::to_string(results.size() - ok) +
-        " failed. Equality saturation (sator) against greedy rewriting with the same rules: layout ops fewer on " +
+  md += std::to_string(results.size() + missing.size()) + " graphs: " + std::to_string(ok) + " ok, " +
+        std::to_string(results.size() - ok) + " failed" +
+        (missing.empty() ? std::string() : ", " + std::to_string(missing.size()) + " NOT RUN (their shard did not finish)") +
+        ". Equality saturation (sator) against greedy rewriting with the same rules: layout ops fewer on " +
         std::to_string(counts[0][0]) + ", equal on " + std::to_string(counts[0][1]) + ", more on " +
         std::to_string(counts[0][2]) + "; estimated cost lower on " + std::to_string(counts[1][0]) + ", equal on " +
         std::to_string(counts[1][1]) + ", higher on " + std::to_string(counts[1][2]) + ".\n\n";
@@ -156,7 +176,7 @@ size_t write_summaries(const std::string& out, std::vector<ordered_json> results
         "![layout ops](charts/layout_ops.svg)\n\n![estimated cost](charts/cost.svg)\n\n"
         "![optimize time](charts/time.svg)\n";
   write_file_atomic((dir / "summary.md").string(), md);
-  return results.size() - ok;
+  return results.size() - ok + missing.size();
 }
 
 }  // namespace sator::cli

@@ -35,7 +35,7 @@ struct BatchOneOptions {
 
 struct MergeCliOptions {
   std::vector<std::string> dirs;
-  std::string out;
+  std::string out, expect;
 };
 
 void parse_shard(const std::string& text, BatchOptions& o) {
@@ -71,6 +71,8 @@ void add_batch_commands(CLI::App& app) {
       ->check(non_negative_count());
   cmd->add_option("--shard", opt.shard, "take shard I of N (1-based), e.g. 3/8 (default 1/1)");
   cmd->add_flag("--resume", opt.batch.resume, "skip graphs whose result is already in --out (failed ones run again)");
+  cmd->add_flag("--list", opt.batch.list_only,
+                "print the graphs this run would take (NAME<tab>PATH per line, after --shard and --resume) and run none");
   cmd->add_option("--cost", opt.batch.compare.cost, "roofline (default) or nodes");
   cmd->add_option("--device", opt.batch.compare.device, "cost-model device (h200)");
   cmd->add_option("--extractor", opt.batch.compare.extractor, "saturation's extractor: tree, dag (default) or ilp");
@@ -124,8 +126,11 @@ void add_batch_commands(CLI::App& app) {
   CLI::App* m = app.add_subcommand("batch-merge", "combine the outputs of several batch runs (shards) into one summary");
   m->add_option("dirs", merge.dirs, "batch output folders")->required();
   m->add_option("--out", merge.out, "the merged output folder")->required();
+  m->add_option("--expect", merge.expect,
+                "the batch's source (folder or manifest): its graphs that no folder holds a result of are listed as not "
+                "run, and the exit status is 1");
   m->callback([] {
-    const int status = merge_batches(merge.dirs, merge.out);
+    const int status = merge_batches(merge.dirs, merge.out, merge.expect);
     if (status != 0) throw CLI::RuntimeError(status);
   });
 }

@@ -67,6 +67,46 @@ n1=$(ls "$tmp/s1/graphs" | wc -l) n2=$(ls "$tmp/s2/graphs" | wc -l)
 [ $((n1 + n2)) -eq 7 ] || fail "shards hold $n1 + $n2 graphs, expected 7 in all"
 "$sator" batch-merge "$tmp/s1" "$tmp/s2" --out "$tmp/merged" 2>/dev/null
 same_summaries "$tmp/all" "$tmp/merged"
+# --expect: a complete merge is unchanged by it; a shard that never ran
+# leaves its graphs listed as not run, and exit 1.
+"$sator" batch-merge "$tmp/s1" "$tmp/s2" --out "$tmp/merged_expect" --expect "$tmp/in" 2>/dev/null
+[ $? -eq 1 ] || fail "merge with a failed graph exits 1"   # broken.json failed in its shard
+same_summaries "$tmp/all" "$tmp/merged_expect"
+mkdir -p "$tmp/empty/graphs"
+"$sator" batch-merge "$tmp/s1" "$tmp/empty" --out "$tmp/half" --expect "$tmp/in" 2> "$tmp/half.log"
+[ $? -eq 1 ] || fail "merge missing a shard exits 1"
+python3 - "$tmp/half/summary.json" "$tmp/s2/graphs" <<'PY' || fail "merge --expect lists the missing shard's graphs"
+import json, os, sys
+s = json.load(open(sys.argv[1]))
+lost = sorted(f[:-5] for f in os.listdir(sys.argv[2]))
+assert s["not_run"] == lost and s["not_run_count"] == len(lost) and s["graphs"] == 7, s
+assert [r["graph"] for r in s["rows"] if r["status"] == "not_run"] == lost, s["rows"]
+PY
+grep -q "not run: " "$tmp/half.log" || fail "merge --expect names the graphs not run on stderr"
+grep -q ",not_run," "$tmp/half/summary.csv" || fail "summary.csv has the not-run rows"
+"$sator" batch-merge "$tmp/s1" --out "$tmp/bad_expect" --expect "$tmp/nonexistent" 2>/dev/null
+[ $? -eq 2 ] && [ ! -e "$tmp/bad_expect" ] || fail "merge --expect of a missing source: exit 2, nothing written"
+# --list: the shard's graphs, nothing run or written.
+"$sator" batch "$tmp/in" --out "$tmp/listed" --shard 1/2 --list > "$tmp/list.txt" || fail "batch --list exits 0"
+[ "$(cut -f1 "$tmp/list.txt" | sort | tr '\n' ' ')" = "$(ls "$tmp/s1/graphs" | sed 's/\.json$//' | sort | tr '\n' ' ')" ] ||
+  fail "batch --list prints shard 1's graphs: $(cut -f1 "$tmp/list.txt" | tr '\n' ' ')"
+[ ! -e "$tmp/listed" ] || fail "batch --list wrote $tmp/listed"
+
+# scripts/slurm-batch refuses bad input before anything is queued or
+# written (no Slurm needed here; tests/slurm_batch_test.py runs it on one).
+slurm_batch=$corpus/../scripts/slurm-batch
+"$slurm_batch" "$tmp/nonexistent" --out "$tmp/sl1" --sator "$sator" 2> "$tmp/sl.log"
+[ $? -eq 2 ] && [ ! -e "$tmp/sl1" ] && grep -q "no such folder" "$tmp/sl.log" || fail "slurm-batch: a missing source: exit 2, nothing written"
+"$slurm_batch" "$tmp/in" --out "$tmp/sl2" --sator "$sator" --batch-args "--objective fastest" 2> "$tmp/sl.log"
+[ $? -eq 2 ] && [ ! -e "$tmp/sl2" ] && grep -q "objective" "$tmp/sl.log" || fail "slurm-batch: a bad --batch-args: exit 2, nothing written"
+"$slurm_batch" "$tmp/in" --out "$tmp/sl3" --sator "$sator" --shards 0 2>/dev/null
+[ $? -eq 2 ] && [ ! -e "$tmp/sl3" ] || fail "slurm-batch --shards 0: exit 2"
+"$slurm_batch" "$tmp/in" --out "$tmp/sl4" --sator "$sator" --shards 2 --jobs 3 --dry-run -- --partition=p > "$tmp/sl.out" ||
+  fail "slurm-batch --dry-run exits 0"
+grep -q -- "--array=1-2 --cpus-per-task=3 --requeue" "$tmp/sl.out" && grep -q -- "--dependency=afterany:" "$tmp/sl.out" &&
+  [ "$(grep -c -- "--partition=p" "$tmp/sl.out")" -eq 2 ] || fail "slurm-batch --dry-run's sbatch lines: $(cat "$tmp/sl.out")"
+grep -q -- "--shard \$i/2 --jobs 3 --resume" "$tmp/sl4/slurm/shard.sbatch" || fail "the shard job script runs sator batch --shard I/2 --resume"
+bash -n "$tmp/sl4/slurm/shard.sbatch" && bash -n "$tmp/sl4/slurm/merge.sbatch" || fail "the job scripts are valid bash"
 
 # The whole corpus with 2 jobs: under a minute, and equality saturation at
 # least as good as greedy on every graph, in layout ops and estimated cost
