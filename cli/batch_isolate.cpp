@@ -128,6 +128,17 @@ IsolatedRun run_isolated(const BatchInput& b, const std::string& result_path, co
     run.result = failure(b.name, b.path, "exceeded the per-graph time limit of " + number(limits.seconds) + " s (killed)");
     return run;
   }
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) {
+    // A SIGTERM for the whole job (Slurm's scancel, a system shutdown)
+    // reaches the worker and this process alike, and the worker's death can
+    // be seen before this process's handler has run: that is an interrupt,
+    // not the graph's failure, and --resume runs the graph again.
+    for (int i = 0; i < 50 && !stop.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (stop.load()) {
+      run.kind = IsolatedRun::Kind::Interrupted;
+      return run;
+    }
+  }
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     run.result = failure(b.name, b.path, "the worker died of " + signal_text(sig) +
