@@ -129,8 +129,13 @@ class Builder {
       input_ids_.push_back(add(std::move(n)));
     }
     std::vector<NodeId> to_body(g_.nodes.size(), kNone);
+    const std::vector<bool> folded = widening_folded_into_sums();
     for (size_t i = 0; i < r_.nodes.size(); ++i) {
       const NodeId id = r_.nodes[i];
+      if (folded[id]) {  // the sum widens: the body returns the narrow part
+        to_body[id] = to_body[g_.nodes[id].args[0].node];
+        continue;
+      }
       Node n = g_.nodes[id];
       auto map = [&](auto&& self, const Value& v) -> Value {
         if (v.kind == Value::Kind::Node) {
@@ -171,6 +176,33 @@ class Builder {
     }
     out.args = {Value::of_list(std::move(results))};
     add(std::move(out));
+  }
+
+  // The region's results that only widen a partial sum's part (a 16-bit
+  // matmul's weight gradient converted to float32) and feed nothing else in
+  // the region: the conversion moves into the sum (ChunkCombine::Sum sums in
+  // the result's dtype), so each chunk does not write a float32 copy of its
+  // part only to add it. One kernel per chunk reads the 16-bit part and the
+  // float32 sum and writes the sum, where there were two.
+  std::vector<bool> widening_folded_into_sums() const {
+    std::vector<bool> folded(g_.nodes.size(), false), region(g_.nodes.size(), false), used_inside(g_.nodes.size(), false);
+    for (NodeId id : r_.nodes) region[id] = true;
+    auto see = [&](NodeId a) { if (region[a]) used_inside[a] = true; };
+    for (NodeId id : r_.nodes) {
+      for (const Value& v : g_.nodes[id].args) v.for_each_node(see);
+      for (const auto& kv : g_.nodes[id].kwargs) kv.second.for_each_node(see);
+    }
+    for (NodeId o : r_.outputs) {
+      const Node& n = g_.nodes[o];
+      if (n.op != "prims.convert_element_type.default" || used_inside[o] || r_.state[o]->kind != ChunkState::Kind::Partial ||
+          n.args.empty() || !n.args[0].is_node() || !region[n.args[0].node])
+        continue;
+      const TensorType* from = tensor_of(g_, n.args[0].node);
+      const TensorType* to = tensor_of(g_, o);
+      if (from && to && is_floating(from->dtype) && is_floating(to->dtype) && dtype_bytes(to->dtype) > dtype_bytes(from->dtype))
+        folded[o] = true;
+    }
+    return folded;
   }
 
   Graph build_outer() {

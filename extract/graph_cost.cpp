@@ -45,10 +45,16 @@ OpCost chunked_cost(const Graph& g, const Node& n, const Device& d) {
         one.seconds += nc.cost.seconds;
         one.host_seconds += nc.cost.host_seconds + (nc.cost.dispatched ? d.eager_in_sequence_s : 0.0);
       }
+      const auto& parts = body.nodes.back().args.at(0).list;  // the body's results
       for (size_t i = 0; i < spec.combines.size(); ++i) {
         const Operand out = operand_of(body, n.outputs.at(i).tensor);
-        const double moved = out.bytes() * static_cast<double>(rows) / static_cast<double>(std::max<int64_t>(rows_operand.shape[0], 1)) *
-                             (spec.combines[i].kind == ChunkCombine::Kind::Sum ? static_cast<double>(rows_operand.shape[0]) / static_cast<double>(rows) * 3.0 : 2.0);
+        // A cat writes the chunk's rows of the result (read + write); a sum
+        // reads the part (maybe narrower: it widens as it adds) and reads and
+        // writes the whole result.
+        const double moved =
+            spec.combines[i].kind == ChunkCombine::Kind::Sum
+                ? 2.0 * out.bytes() + operand_of(body, *tensor_of(body, parts.at(i).node)).bytes()
+                : 2.0 * out.bytes() * static_cast<double>(rows) / static_cast<double>(std::max<int64_t>(rows_operand.shape[0], 1));
         one.bytes += moved;
         one.gpu_seconds += d.kernel_min_memory_s + moved / d.bandwidth;
         one.seconds += d.kernel_min_memory_s + moved / d.bandwidth + d.launch_s;

@@ -41,7 +41,12 @@ EvalValue evaluate_chunked(const Graph& g, const Node& n, const std::vector<Eval
     for (size_t i = 0; i < out.size(); ++i) {
       if (out[i].kind != EvalValue::Kind::Tensor) throw InterpError("the body's result #" + std::to_string(i) + " is not a tensor");
       if (spec.combines[i].kind == ChunkCombine::Kind::Cat) parts[i].push_back(out[i].tensor);
-      else sums[i] = c == 0 ? out[i].tensor : zip(sums[i], out[i].tensor, [](double x, double y) { return x + y; }, sums[i].dtype);
+      else if (c == 0) {
+        sums[i] = out[i].tensor;
+        sums[i].dtype = n.outputs.at(i).tensor.dtype;  // a 16-bit part summed in float32: widening is exact
+      } else {
+        sums[i] = zip(sums[i], out[i].tensor, [](double x, double y) { return x + y; }, sums[i].dtype);
+      }
     }
   }
   std::vector<EvalValue> results;

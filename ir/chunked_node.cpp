@@ -172,7 +172,14 @@ std::string check_chunked_node(const Graph& g, NodeId id) {
     if (!inner || n.outputs[i].kind != OutputSlot::Kind::Tensor) return "sator.chunked: output #" + std::to_string(i) + " is not a tensor";
     const ChunkCombine& c = spec.combines[i];
     const bool cat = c.kind == ChunkCombine::Kind::Cat;
-    if (!same_except(*inner, n.outputs[i].tensor, cat ? c.dim : -1, cat ? k * c.per_row : SymExpr(0),
+    TensorType part = *inner;
+    // A sum is taken in the result's dtype, which may be a wider float than
+    // the body's (16-bit parts summed in float32, as the unchunked graph's
+    // widening conversion after its matmul did).
+    if (!cat && is_floating(part.dtype) && is_floating(n.outputs[i].tensor.dtype) &&
+        dtype_bytes(n.outputs[i].tensor.dtype) > dtype_bytes(part.dtype))
+      part.dtype = n.outputs[i].tensor.dtype;
+    if (!same_except(part, n.outputs[i].tensor, cat ? c.dim : -1, cat ? k * c.per_row : SymExpr(0),
                      cat ? spec.rows * c.per_row : SymExpr(0)))
       return "sator.chunked: output #" + std::to_string(i) + " " + shape_text(n.outputs[i].tensor.shape) +
              " is not what combining the body's " + shape_text(inner->shape) + " gives";

@@ -5,7 +5,9 @@
 // when chunk rows [a, b) see elements [a*per_row, b*per_row) of `dim`, or
 // null when the body sees it whole) and `outputs` (per result: `["cat", dim,
 // per_row]`, the chunks' results concatenated along `dim`, or `["sum"]`, their
-// sum). Chunks are ceil(R / C) rows each; the last takes what is left.
+// sum, taken in the result's dtype: a float result may be wider than the
+// body's part, a 16-bit part widened as it is added). Chunks are ceil(R / C)
+// rows each; the last takes what is left.
 #pragma once
 
 #include <optional>

@@ -15,6 +15,7 @@
 #include "ir/graph_builder.h"
 #include "ir/graph_io.h"
 #include "ir/shape_check.h"
+#include "pipeline/optimize.h"
 #include "test_util.h"
 
 using namespace sator;
@@ -127,6 +128,72 @@ TEST_CASE("chunking: an LM head with its cross-entropy backward chunks along the
   CHECK(error_at(g, plan.graph, {{"s0", 8}}) < 1e-12);
   CHECK(error_at(g, plan.graph, {{"s0", 7}}) < 1e-12);
   CHECK(error_at(g, plan.graph, {{"s0", 3}}) < 1e-12);  // fewer rows than chunks
+}
+
+// The LM head under bf16 autocast: 16-bit matmuls, the loss in float32, and
+// the weight gradient's 16-bit product widened to float32 after its matmul.
+Graph lm_head_autocast() {
+  GraphBuilder b("lm_head_autocast");
+  const SymExpr n = b.symbol(2, 2048);
+  const int64_t v = 1000, d = 32;
+  auto convert = [&](NodeId x, DType t) {
+    return b.op("prims.convert_element_type.default", {ref(x), Value::of_dtype(t)});
+  };
+  const NodeId h = b.input({n, d}, DType::BFloat16);
+  const NodeId w = b.input({v, d}, DType::BFloat16);
+  const NodeId labels = b.input({n, 1}, DType::Int64);
+  const NodeId logits = convert(b.op("aten.mm.default", {ref(h), ref(b.op("aten.permute.default", {ref(w), ints({1, 0})}))}),
+                                DType::Float32);
+  const NodeId amax = b.op("aten.amax.default", {ref(logits), ints({1}), Value::of_bool(true)});
+  const NodeId shifted = b.op("aten.sub.Tensor", {ref(logits), ref(amax)});
+  const NodeId s = b.op("aten.sum.dim_IntList", {ref(b.op("aten.exp.default", {ref(shifted)})), ints({1}), Value::of_bool(true)});
+  const NodeId logp = b.op("aten.sub.Tensor", {ref(shifted), ref(b.op("aten.log.default", {ref(s)}))});
+  const NodeId picked = b.op("aten.gather.default", {ref(logp), Value::of_int(1), ref(labels)});
+  const NodeId zeros = b.op("aten.full.default", {GraphBuilder::sizes(b.type(logits).shape), Value::of_int(0)},
+                            {{"dtype", Value::of_dtype(DType::Float32)}});
+  const NodeId onehot = b.op("aten.scatter.value", {ref(zeros), Value::of_int(1), ref(labels), Value::of_float(1.0)});
+  const NodeId grad = convert(b.op("aten.sub.Tensor", {ref(b.op("aten.exp.default", {ref(logp)})), ref(onehot)}), DType::BFloat16);
+  const NodeId dh = b.op("aten.mm.default", {ref(grad), ref(w)});
+  const NodeId dw = convert(b.op("aten.mm.default", {ref(b.op("aten.permute.default", {ref(grad), ints({1, 0})})), ref(h)}),
+                            DType::Float32);
+  return b.finish({picked, dh, dw});
+}
+
+TEST_CASE("chunking: a 16-bit partial sum is widened as it is summed, not converted in every chunk", "[chunk]") {
+  const Graph g = lm_head_autocast();
+  const chunk::ChunkPlan plan = chunk::plan_chunking(g, small_options(4));
+  REQUIRE(plan.chunked);
+  const Node& node = chunked_node(plan.graph);
+  CHECK(check_chunked_node(plan.graph, static_cast<NodeId>(&node - plan.graph.nodes.data())).empty());
+  const ChunkedSpec spec = read_chunked_spec(node);
+  REQUIRE(count_combines(spec, ChunkCombine::Kind::Sum) == 1);
+  const size_t sum = static_cast<size_t>(std::find_if(spec.combines.begin(), spec.combines.end(), [](const ChunkCombine& c) {
+                                           return c.kind == ChunkCombine::Kind::Sum;
+                                         }) - spec.combines.begin());
+  // The body returns dW's bf16 product; the node's result is float32; the
+  // body converts nothing to float32 after its last matmul.
+  const Graph& body = node.body.at(0);
+  const Value& part = body.nodes.back().args.at(0).list.at(sum);
+  CHECK(body.nodes[part.node].op == "aten.mm.default");
+  CHECK(body.nodes[part.node].tensor.dtype == DType::BFloat16);
+  CHECK(node.outputs.at(sum).tensor.dtype == DType::Float32);
+  // Equal to the unchunked graph up to bf16 rounding of each chunk's part
+  // (the unchunked product is rounded once), at an even and an uneven split.
+  CHECK(error_at(g, plan.graph, {{"s0", 8}}) < 2e-2);
+  CHECK(error_at(g, plan.graph, {{"s0", 7}}) < 2e-2);
+  // Written and read back, the node still checks.
+  const Graph back = read_graph_text(write_graph_text(plan.graph), "widened.json");
+  const auto it = std::find_if(back.nodes.begin(), back.nodes.end(), [](const Node& n) { return n.op == kChunkedOp; });
+  REQUIRE(it != back.nodes.end());
+  CHECK(check_chunked_node(back, static_cast<NodeId>(it - back.nodes.begin())).empty());
+  // Only a float sum to a wider float widens: a float16 result of a bf16
+  // part (same width) is refused, and so is an integer one.
+  Graph bad = plan.graph;
+  Node& bad_node = *std::find_if(bad.nodes.begin(), bad.nodes.end(), [](const Node& n) { return n.op == kChunkedOp; });
+  bad_node.outputs.at(sum).tensor.dtype = DType::Float16;
+  CHECK_FALSE(check_chunked_node(bad, static_cast<NodeId>(&bad_node - bad.nodes.data())).empty());
+  bad_node.outputs.at(sum).tensor.dtype = DType::Int64;
+  CHECK_FALSE(check_chunked_node(bad, static_cast<NodeId>(&bad_node - bad.nodes.data())).empty());
 }
 
 TEST_CASE("chunking: static sizes report a remainder chunk only when the count does not divide the rows", "[chunk]") {
@@ -270,6 +337,19 @@ TEST_CASE("chunking on GPT-2 small training (corpus): more saved than the AutoCh
   for (const Node& n : plan.graph.nodes)
     if (n.op != kChunkedOp && n.result == Node::Result::Tensor)
       CHECK(chunk::bytes_at_hints(plan.graph, n.tensor) < 16384.0 * 50257 * 2);
+}
+
+TEST_CASE("chunking GPT-2 small training after saturation: 16 chunks at under +3% estimated time (issue 25)",
+          "[chunk][corpus]") {
+  // What `sator optimize --chunk auto` does: plan on the extracted graph.
+  const Graph g = pipeline::optimize(load_graph(test::corpus_path("graphs/gpt2-124m.train.g0.json")), {}).output;
+  chunk::ChunkOptions o;
+  o.device = extract::find_device("h200");
+  const chunk::ChunkPlan plan = chunk::plan_chunking(g, o);
+  REQUIRE(plan.chunked);
+  CHECK(plan.chunks == 16);
+  CHECK(plan.peak_after < 0.65 * plan.peak_before);  // 22,644 -> 14,001 MiB
+  CHECK(plan.seconds_after < 1.03 * plan.seconds_before);
 }
 
 TEST_CASE("chunking: a scalar tangent is taken out of the chunked node and scales its gradients after it", "[chunk]") {

@@ -309,7 +309,9 @@ class _Builder:
         in place (sum); a chunk's slices are views."""
         kw = n["kwargs"]
         slices = [None if sl is None else (sl[0], sym_value(sl[1], self.symbols)) for sl in kw["inputs"]]
-        combines = [("cat", c[1], sym_value(c[2], self.symbols)) if c[0] == "cat" else ("sum",) for c in kw["outputs"]]
+        # A sum is taken in the result's dtype, which may be wider than the body's part.
+        combines = [("cat", c[1], sym_value(c[2], self.symbols)) if c[0] == "cat"
+                    else ("sum", getattr(torch, n["outputs"][i]["dtype"])) for i, c in enumerate(kw["outputs"])]
         bodies = {}
         for a, b in zip(bounds, bounds[1:]):
             if b - a not in bodies:
@@ -361,11 +363,11 @@ def _chunk_runner(bounds, slices, combines, bodies):
                         results[i] = torch.empty(shape, dtype=o.dtype, device=o.device)
                     results[i].narrow(dim, a * per_row, (b - a) * per_row).copy_(o)
                 else:
-                    if results[i] is None:  # the first chunk's part becomes the sum (copied if it aliases)
+                    if results[i] is None:  # the first chunk's part becomes the sum (copied if it aliases or widens)
                         aliased = o._base is not None or any(o is x for x in args)
-                        results[i] = o.clone() if aliased else o
+                        results[i] = o.to(how[1]) if o.dtype != how[1] else o.clone() if aliased else o
                     else:
-                        results[i].add_(o)
+                        results[i].add_(o)  # a 16-bit part is widened as it is added
             del outs, args
         return tuple(results)
 
