@@ -59,6 +59,7 @@ class Grower {
     trim(large_bytes);
     finish();
     if (r_.nodes.size() < 2) return fail(why, "nothing downstream of the amplifier can be chunked with it");
+    refit_rows(t->shape[static_cast<size_t>(dim)]);
     return r_;
   }
 
@@ -169,6 +170,27 @@ class Grower {
       return true;
     }
     return false;
+  }
+
+  // Growing coarsened the rows at every Sliced size it met (a view of the
+  // tokens as batch x sequence makes them the batch), including at nodes
+  // that make_convex and trim then dropped. The rows are fitted again to
+  // the region as it ends, so that only what it still holds coarsens them:
+  // an LM head and loss over the flattened tokens chunk by tokens, not by
+  // sequences, and a batch of 2 is not 2 chunks at most. Where the sizes
+  // left do not fit one another from the amplifier's size, the rows grown
+  // with are kept (every size left is a multiple of them).
+  void refit_rows(const SymExpr& amplifier_size) {
+    const SymExpr grown = r_.rows;
+    r_.rows = amplifier_size;
+    bool fits = true;
+    for (size_t i = 0; i < r_.nodes.size() && fits; ++i) {
+      const State& st = *r_.state[r_.nodes[i]];
+      if (st.kind == State::Kind::Sliced) fits = fit_rows(st.size);
+      for (const RegionInput& need : r_.needs[i])
+        if (fits && need.dim >= 0) fits = fit_rows(need.size);
+    }
+    if (!fits) r_.rows = grown;
   }
 
   bool seed(NodeId amp, int64_t dim) {
