@@ -11,10 +11,9 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "schedule/list_schedule.h"
 
 namespace sator::schedule {
-
-using Order = std::vector<NodeId>;  // every node of a graph, each once, operands first
 
 // g with its nodes in `order` (a topological order of all of g's nodes).
 Graph reordered(const Graph& g, const Order& order);
@@ -22,7 +21,7 @@ Graph reordered(const Graph& g, const Order& order);
 // A list schedule: among the nodes whose operands have run, the one of
 // least key first (ties: the earlier in g). Placeholders keep their places
 // at the front, the output node comes last.
-Order by_keys(const Graph& g, const std::vector<double>& key);
+Order by_keys(const Graph& g, const ScheduleContext& c);
 
 // Keys that follow another graph's order: a node copied from it takes its
 // position there (`position`, -1 for a node it does not have); a new node
@@ -34,18 +33,19 @@ std::vector<double> keys_from_positions(const Graph& g, const std::vector<int64_
 // those that free at least as many bytes as they allocate (a pointwise op
 // consuming the last use of its input, a reduction), else the ready node of
 // least key: the input's order, with frees pulled ahead.
-Order greedy_memory(const Graph& g, const std::vector<double>& key);
+Order greedy_memory(const Graph& g, const ScheduleContext& c);
 
 struct Scheduled {
   Graph graph;
-  std::string strategy;  // which order won: "as written", "input order", "frees first"
+  std::string strategy;  // which order won: "as written", "input order", "frees first", or one of inductor_orders.h's
   Order order;           // the chosen order of the given graph's nodes (empty: as written)
   double peak_bytes = 0;
   std::vector<std::pair<std::string, double>> tried;  // each strategy and its estimated peak
 };
 
 // The order of least estimated peak among the writer's own, the input's
-// (through `position`, as keys_from_positions reads it) and the greedy one.
+// (through `position`, as keys_from_positions reads it), the greedy one and
+// Inductor's three (inductor_orders.h); ties keep the earlier in that list.
 Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position);
 
 }  // namespace sator::schedule

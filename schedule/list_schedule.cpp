@@ -1,0 +1,74 @@
+#include "schedule/list_schedule.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "ir/op_table.h"
+
+namespace sator::schedule {
+
+namespace {
+
+bool draws_random(const Node& n) {
+  const OpInfo* op = find_op(n.op);
+  return op && op->cls == OpClass::Random;
+}
+
+}  // namespace
+
+std::vector<std::vector<NodeId>> operands_of(const Graph& g) {
+  std::vector<std::vector<NodeId>> ops(g.nodes.size());
+  for (NodeId i = 0; i < g.nodes.size(); ++i) {
+    auto add = [&](NodeId r) {
+      if (std::find(ops[i].begin(), ops[i].end(), r) == ops[i].end()) ops[i].push_back(r);
+    };
+    for (const Value& v : g.nodes[i].args) v.for_each_node(add);
+    for (const auto& kv : g.nodes[i].kwargs) kv.second.for_each_node(add);
+  }
+  return ops;
+}
+
+std::vector<std::vector<NodeId>> dependences_of(const Graph& g, const std::vector<double>& key) {
+  std::vector<std::vector<NodeId>> deps = operands_of(g);
+  std::vector<NodeId> draws;
+  for (NodeId i = 0; i < g.nodes.size(); ++i)
+    if (draws_random(g.nodes[i])) draws.push_back(i);
+  std::stable_sort(draws.begin(), draws.end(), [&](NodeId a, NodeId b) { return key[a] < key[b]; });
+  for (size_t k = 1; k < draws.size(); ++k) deps[draws[k]].push_back(draws[k - 1]);
+  return deps;
+}
+
+StorageUse storage_use(const Graph& g) {
+  StorageUse u;
+  u.st = chunk::storages_of(g);
+  const size_t n = g.nodes.size(), s_count = u.st.bytes.size();
+  const std::vector<std::vector<NodeId>> ops = operands_of(g);
+  u.reads.assign(n, {});
+  u.readers_of.assign(s_count, {});
+  u.pinned.assign(s_count, false);
+  u.allocates.assign(n, 0.0);
+  for (NodeId i = 0; i < n; ++i) {
+    for (NodeId o : ops[i])
+      for (int64_t s : u.st.refers[o])
+        if (s >= 0 && std::find(u.reads[i].begin(), u.reads[i].end(), s) == u.reads[i].end()) u.reads[i].push_back(s);
+    for (int64_t s : u.reads[i]) {
+      u.readers_of[static_cast<size_t>(s)].push_back(i);
+      if (g.nodes[i].op == "output") u.pinned[static_cast<size_t>(s)] = true;
+    }
+  }
+  for (size_t s = 0; s < s_count; ++s) {
+    u.pinned[s] = u.pinned[s] || g.nodes[u.st.owner[s]].op == "placeholder";
+    u.allocates[u.st.owner[s]] += u.st.bytes[s];
+  }
+  return u;
+}
+
+ScheduleContext schedule_context(const Graph& g, std::vector<double> key) {
+  ScheduleContext c;
+  c.deps = dependences_of(g, key);
+  c.key = std::move(key);
+  c.use = storage_use(g);
+  return c;
+}
+
+}  // namespace sator::schedule

@@ -1,0 +1,100 @@
+// What every schedule in schedule/ is built from: a graph's dependences
+// (operands, and the order of random draws), the storages each node reads
+// and allocates, and a list scheduler that a strategy steers by choosing
+// the next ready node.
+#pragma once
+
+#include <stdexcept>
+#include <vector>
+
+#include "chunk/peak_memory.h"
+#include "ir/graph.h"
+
+namespace sator::schedule {
+
+using Order = std::vector<NodeId>;  // every node of a graph, each once, operands first
+
+// Each node's operands (node references in its args and kwargs), each once.
+std::vector<std::vector<NodeId>> operands_of(const Graph& g);
+
+// What must run before each node: its operands and, for a random draw, the
+// draw before it (draws consume one generator's stream: reordered, each
+// would draw other numbers than the input's). Draws go in the order of
+// their keys (the input's order), ties in g's.
+std::vector<std::vector<NodeId>> dependences_of(const Graph& g, const std::vector<double>& key);
+
+// The storages (chunk/peak_memory.h) each node reads and allocates, as a
+// scheduler tracks them: a storage is freed when its last reader has run,
+// unless an input owns it or the output returns it (pinned).
+struct StorageUse {
+  chunk::Storages st;
+  std::vector<std::vector<int64_t>> reads;       // by node: storages read, each once
+  std::vector<std::vector<NodeId>> readers_of;   // by storage
+  std::vector<bool> pinned;                      // by storage
+  std::vector<double> allocates;                 // by node: bytes of the storages it owns
+};
+StorageUse storage_use(const Graph& g);
+
+// What the schedules of one graph share, computed once: the keys (the
+// input's order: keys_from_positions, memory_schedule.h), the dependences
+// and the storages.
+struct ScheduleContext {
+  std::vector<double> key;
+  std::vector<std::vector<NodeId>> deps;  // dependences_of(g, key)
+  StorageUse use;
+};
+ScheduleContext schedule_context(const Graph& g, std::vector<double> key);
+
+// A list scheduler over g's dependence graph: each node whose dependences
+// have run is handed to `ready(i)`; `next()` names the node to run (one it
+// was handed and has not named before); `ran(i)` is told each node run,
+// placeholders first. Placeholders keep their places at the front (they are
+// held throughout), the output node comes last.
+template <class Ready, class Next, class Ran>
+Order list_schedule(const Graph& g, const ScheduleContext& c, Ready ready, Next next, Ran ran) {
+  const size_t n = g.nodes.size();
+  const std::vector<std::vector<NodeId>>& ops = c.deps;
+  std::vector<std::vector<NodeId>> users(n);
+  std::vector<size_t> waiting(n, 0);
+  for (NodeId i = 0; i < n; ++i) {
+    waiting[i] = ops[i].size();
+    for (NodeId o : ops[i]) users[o].push_back(i);
+  }
+  Order order;
+  order.reserve(n);
+  NodeId output = static_cast<NodeId>(n);
+  for (NodeId i = 0; i < n; ++i) {
+    if (g.nodes[i].op == "placeholder") {
+      order.push_back(i);
+      continue;
+    }
+    if (g.nodes[i].op == "output") output = i;
+  }
+  size_t handed = 0;
+  const auto hand = [&](NodeId u) {
+    if (u == output || g.nodes[u].op == "placeholder") return;
+    ++handed;
+    ready(u);
+  };
+  for (NodeId i = 0; i < n; ++i)
+    if (waiting[i] == 0) hand(i);
+  const auto release = [&](NodeId i) {
+    for (NodeId u : users[i])
+      if (--waiting[u] == 0) hand(u);
+  };
+  for (NodeId i : Order(order)) {
+    ran(i);
+    release(i);
+  }
+  for (size_t done = 0; done < handed; ++done) {
+    const NodeId i = next();
+    order.push_back(i);
+    ran(i);
+    release(i);
+  }
+  if (output < n) order.push_back(output);
+  if (order.size() != n) throw std::logic_error("schedule: the graph has a cycle");
+  return order;
+}
+
+}  // namespace sator::schedule
