@@ -9,6 +9,8 @@
 #   python/gpu/run_all.sh OUT_DIR zoo        (issue 21: Inductor's op list regenerated, the pass's never-break test, then
 #                                             the zoo rows not yet in docs/results/zoo/zoo.jsonl, for $ZOO_SECONDS (480);
 #                                             more zoo.py arguments in $ZOO_ARGS, e.g. "--size tiny" or "--archs gpt2")
+#   python/gpu/run_all.sh OUT_DIR peaks      (issue 25: the peak estimate against the measured CUDA peak of every corpus
+#                                             and zoo graph and sator's output of it, eager and compiled: peak_estimates.json)
 # Needs $SATOR (the sator binary; with its shared libraries on LD_LIBRARY_PATH)
 # and python3 with torch, CUDA and transformers. Writes OUT_DIR/gpu_results.json
 # (everything), OUT_DIR/validate_corpus.json and OUT_DIR/log.txt.
@@ -107,6 +109,9 @@ PY
        tar czf ../zoo_graphs.tgz zoo_graphs/graphs zoo_graphs/inductor 2> /dev/null
        tar czf ../zoo_rows.tgz rows zoo.log zoo_graphs/sator 2> /dev/null)
       rm -rf "$out/zoo" ;;
-    *) echo "mode: steps, validate, all, again, bias, final, checks, unseen or zoo" ;;
+    peaks)  # issue 25 item 3: the peak estimate against the measured CUDA peak, eager and compiled, corpus and zoo
+      timeout "${PEAK_SECONDS:-540}" python3 python/gpu/peak_estimates.py "$out" corpus/graphs corpus/zoo/graphs \
+        --deadline $(( ${PEAK_SECONDS:-540} - 40 )) ;;
+    *) echo "mode: steps, validate, all, again, bias, final, checks, unseen, zoo or peaks" ;;
   esac
 } 2>&1 | tee "$out/log.txt"
