@@ -181,8 +181,10 @@ std::string check_chunked_node(const Graph& g, NodeId id) {
       part.dtype = n.outputs[i].tensor.dtype;
     if (!same_except(part, n.outputs[i].tensor, cat ? c.dim : -1, cat ? k * c.per_row : SymExpr(0),
                      cat ? spec.rows * c.per_row : SymExpr(0)))
-      return "sator.chunked: output #" + std::to_string(i) + " " + shape_text(n.outputs[i].tensor.shape) +
-             " is not what combining the body's " + shape_text(inner->shape) + " gives";
+      return "sator.chunked: output #" + std::to_string(i) + " " + std::string(dtype_name(n.outputs[i].tensor.dtype)) +
+             shape_text(n.outputs[i].tensor.shape) + " is not what " + (cat ? "concatenating" : "summing") + " the body's " +
+             std::string(dtype_name(inner->dtype)) + shape_text(inner->shape) + " gives" +
+             (cat ? "" : " (a sum may widen a float, not narrow it or change its kind)");
   }
   return {};
 }

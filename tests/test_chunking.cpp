@@ -194,7 +194,9 @@ TEST_CASE("chunking: a 16-bit partial sum is widened as it is summed, not conver
   Graph bad = plan.graph;
   Node& bad_node = *std::find_if(bad.nodes.begin(), bad.nodes.end(), [](const Node& n) { return n.op == kChunkedOp; });
   bad_node.outputs.at(sum).tensor.dtype = DType::Float16;
-  CHECK_FALSE(check_chunked_node(bad, static_cast<NodeId>(&bad_node - bad.nodes.data())).empty());
+  const std::string why = check_chunked_node(bad, static_cast<NodeId>(&bad_node - bad.nodes.data()));
+  CHECK(why.find("summing the body's bfloat16") != std::string::npos);
+  CHECK(why.find("output #" + std::to_string(sum) + " float16") != std::string::npos);
   bad_node.outputs.at(sum).tensor.dtype = DType::Int64;
   CHECK_FALSE(check_chunked_node(bad, static_cast<NodeId>(&bad_node - bad.nodes.data())).empty());
 }
