@@ -10,14 +10,6 @@
 
 namespace sator::chunk {
 
-int64_t hint_value(const Graph& g, const SymExpr& e) {
-  const auto v = e.evaluate([&](const std::string& name) -> std::optional<int64_t> {
-    const Symbol* s = g.find_symbol(name);
-    return s ? std::optional<int64_t>(s->hint) : std::nullopt;
-  });
-  return v.value_or(1);
-}
-
 namespace {
 
 constexpr NodeId kNone = ~NodeId{0};
@@ -62,7 +54,7 @@ class Builder {
   void choose_row_symbol() {
     row_name_ = "chunk_rows";
     for (int i = 2; g_.find_symbol(row_name_); ++i) row_name_ = "chunk_rows" + std::to_string(i);
-    const int64_t rows = std::max<int64_t>(hint_value(g_, r_.rows), 1);
+    const int64_t rows = std::max<int64_t>(at_hints(g_, r_.rows), 1);
     chunks_ = std::clamp<int64_t>(chunks_, 1, rows);
     row_hint_ = (rows + chunks_ - 1) / chunks_;
     k_ = SymExpr::symbol(row_name_);

@@ -30,7 +30,4 @@ std::vector<bool> tangent_dependent_outputs(const Graph& g);
 // Drops every node (not a placeholder or the output) whose result nobody uses.
 Graph remove_dead_nodes(const Graph& g);
 
-// The value of an expression at the symbols' hints.
-int64_t hint_value(const Graph& g, const SymExpr& e);
-
 }  // namespace sator::chunk

@@ -30,9 +30,9 @@ std::vector<Amplifier> find_amplifiers(const Graph& g, const ChunkOptions& o) {
     double in = 0;
     for (const Value& v : n.args)
       v.for_each_node([&](NodeId a) {
-        if (const TensorType* t = tensor_of(g, a)) in += bytes_at_hints(g, *t);
+        if (const TensorType* t = tensor_of(g, a)) in += tensor_bytes(g, *t);
       });
-    const double result = bytes_at_hints(g, n.tensor);
+    const double result = tensor_bytes(g, n.tensor);
     if (in <= 0 || result < o.min_result_bytes || result / in < o.min_amplification) continue;
     out.push_back({id, result / in, result});
   }
@@ -137,7 +137,7 @@ ChunkPlan plan_chunking(const Graph& g, const ChunkOptions& o) {
                              (why.empty() ? " (outside every region found)" : " (last refusal: " + why + ")");
     return plan;
   }
-  const int64_t rows_hint = std::max<int64_t>(hint_value(g, best->rows), 1);
+  const int64_t rows_hint = std::max<int64_t>(at_hints(g, best->rows), 1);
   TangentScaling scaling;
   auto trial = [&](int64_t c) {
     Graph chunked = apply_chunking(g, *best, c, &scaling);

@@ -3,23 +3,12 @@
 #include <map>
 #include <set>
 
+#include "chunk/peak_memory.h"
 #include "chunk/region.h"
 #include "ir/infer_context.h"
 #include "ir/op_table.h"
 
 namespace sator::chunk {
-
-double bytes_at_hints(const Graph& g, const TensorType& t) {
-  double n = static_cast<double>(dtype_bytes(t.dtype));
-  for (const SymExpr& d : t.shape) {
-    const auto v = d.evaluate([&](const std::string& name) -> std::optional<int64_t> {
-      const Symbol* s = g.find_symbol(name);
-      return s ? std::optional<int64_t>(s->hint) : std::nullopt;
-    });
-    n *= static_cast<double>(std::max<int64_t>(v.value_or(1), 0));
-  }
-  return n;
-}
 
 SymExpr Region::per_row(const SymExpr& size) const {
   auto q = size.exact_div(rows);
@@ -83,7 +72,7 @@ class Grower {
     return 0;
   }
 
-  bool large(NodeId id) const { return type(id) && bytes_at_hints(g_, *type(id)) >= large_bytes_; }
+  bool large(NodeId id) const { return type(id) && tensor_bytes(g_, *type(id)) >= large_bytes_; }
 
   // Sliced needs on large computed tensors become region nodes (pull): true
   // when any did.
@@ -525,7 +514,7 @@ class Grower {
   void trim(double large_bytes) {
     const size_t n = g_.nodes.size();
     std::vector<bool> keep(n, false);
-    auto large = [&](NodeId id) { return in(id) && type(id) && bytes_at_hints(g_, *type(id)) >= large_bytes; };
+    auto large = [&](NodeId id) { return in(id) && type(id) && tensor_bytes(g_, *type(id)) >= large_bytes; };
     keep[r_.amplifier] = true;
     for (NodeId id = 0; id < n; ++id) {
       if (!in(id)) continue;

@@ -50,7 +50,4 @@ struct Region {
 std::optional<Region> grow_region(const Graph& g, ShapeProver& prover, NodeId amplifier, int64_t dim,
                                   double large_bytes, std::string* why);
 
-// Bytes of a tensor at the symbols' hints.
-double bytes_at_hints(const Graph& g, const TensorType& t);
-
 }  // namespace sator::chunk

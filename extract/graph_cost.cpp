@@ -10,13 +10,7 @@ namespace sator::extract {
 Operand operand_of(const Graph& g, const TensorType& t) {
   Operand o;
   o.dtype = t.dtype;
-  for (const SymExpr& d : t.shape) {
-    const auto v = d.evaluate([&](const std::string& name) -> std::optional<int64_t> {
-      const Symbol* s = g.find_symbol(name);
-      return s ? std::optional<int64_t>(s->hint) : std::nullopt;
-    });
-    o.shape.push_back(v.value_or(1));
-  }
+  for (const SymExpr& d : t.shape) o.shape.push_back(at_hints(g, d));
   return o;
 }
 

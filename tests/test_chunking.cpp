@@ -123,7 +123,7 @@ TEST_CASE("chunking: an LM head with its cross-entropy backward chunks along the
   CHECK(count_combines(spec, ChunkCombine::Kind::Cat) == 2);
   // No tensor of the vocabulary's size is left outside the chunked node.
   for (const Node& n : plan.graph.nodes)
-    if (n.op != kChunkedOp && n.result == Node::Result::Tensor) CHECK(chunk::bytes_at_hints(plan.graph, n.tensor) < kMiB);
+    if (n.op != kChunkedOp && n.result == Node::Result::Tensor) CHECK(chunk::tensor_bytes(plan.graph, n.tensor) < kMiB);
   // Equal values, with an even split and with a short last chunk.
   CHECK(error_at(g, plan.graph, {{"s0", 8}}) < 1e-12);
   CHECK(error_at(g, plan.graph, {{"s0", 7}}) < 1e-12);
@@ -354,7 +354,7 @@ TEST_CASE("chunking on GPT-2 small training (corpus): more saved than the AutoCh
   // The peak moved off the logits: no [16384, 50257] tensor outside the node.
   for (const Node& n : plan.graph.nodes)
     if (n.op != kChunkedOp && n.result == Node::Result::Tensor)
-      CHECK(chunk::bytes_at_hints(plan.graph, n.tensor) < 16384.0 * 50257 * 2);
+      CHECK(chunk::tensor_bytes(plan.graph, n.tensor) < 16384.0 * 50257 * 2);
 }
 
 TEST_CASE("chunking GPT-2 small training after saturation: 16 chunks at under +3% estimated time (issue 25)",
