@@ -22,6 +22,11 @@ namespace {
 constexpr double kSlackBytes = 1024.0 * 1024.0;
 // Rounds of recomputing what is live at the peak before recomputing all.
 constexpr int kRecomputeRounds = 4;
+// A value smaller than this is not recomputed where the rounds pick what
+// to recompute: it saves less than a kernel launch costs (a 0-d
+// scalar_tensor a mask's where reads), and which small values are live at
+// the peak depends on the order that found it.
+constexpr double kRecomputeMinBytes = 64.0 * 1024.0;
 // Regions tried before the guard keeps the input: each costs an extraction.
 constexpr size_t kMaxTrials = 32;
 
@@ -159,6 +164,10 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
                         Written& best, KeepMemory& keep) {
   KeepMemory trial{true, std::unordered_set<eg::Id>{}};
   std::unordered_set<eg::Id>& classes = *trial.only;
+  const auto worth = [&](eg::Id c) {
+    const TensorData& d = t.analysis.data(t.egraph.find(c));
+    return d.result == Node::Result::Tensor && chunk::tensor_bytes(t.source(), d.type) >= kRecomputeMinBytes;
+  };
   Written last = best;
   const auto write = [&] {
     last = write_and_schedule(t, input, fastest, trial);
@@ -170,7 +179,7 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
   for (int round = 0; round < kRecomputeRounds && best.peak > limit; ++round) {
     std::vector<eg::Id> live;
     for (const chunk::LiveTensor& l : chunk::estimate_peak_memory(last.graph).at_peak)
-      if (const eg::Id e = last.enode_of[l.node]; e != eg::kNoId) live.push_back(t.egraph.find(e));
+      if (const eg::Id e = last.enode_of[l.node]; e != eg::kNoId && worth(e)) live.push_back(t.egraph.find(e));
     const size_t before = classes.size();
     classes.insert(live.begin(), live.end());
     if (classes.size() > before) {
@@ -183,7 +192,7 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
     while (!todo.empty()) {
       const eg::Id c = todo.back();
       todo.pop_back();
-      if (!seen.insert(c).second || !fastest.has(c)) continue;
+      if (!seen.insert(c).second || !fastest.has(c) || !worth(c)) continue;
       classes.insert(c);
       for (eg::Id k : t.egraph.children(fastest.choice[c])) todo.push_back(t.egraph.find(k));
     }
