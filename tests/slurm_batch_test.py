@@ -126,6 +126,8 @@ def cancel_midway_and_requeue(env, tmp, manifest, single):
                 return int(t)
         return None
     task = wait_until("a shard midway", running_midway, 120)
+    status = sh([REPO / "scripts/slurm-batch", "--status", out], env)
+    check(f"shard {task}/4: [" in status, f"--status shows shard {task}'s progress line while it runs")
     sh(["scancel", f"{array}_{task}"], env)
     wait_until(f"task {array}_{task} to stop", lambda: job_field(env, f"{array}_{task}", "JobState") == "CANCELLED", 30)
     done_before = results_in(out / f"shards/shard-{task}", ok_only=True)
@@ -156,6 +158,9 @@ def cancel_midway_and_requeue(env, tmp, manifest, single):
     rows = json.loads((out / "summary.json").read_text())["rows"]
     check(len(rows) == sum(sizes.values()), f"{len(rows)} rows, one per graph")
     check((out / "charts/cost.svg").is_file(), "the merge job drew the charts")
+    status = sh([REPO / "scripts/slurm-batch", "--status", out], env)
+    check(all(f"shard {i}/4: == shard {i}/4 exited 0" in status for i in sizes) and "merge: merge exited 0" in status,
+          "--status after the merge: each shard exited 0, the merge exited 0")
     return wall
 
 
