@@ -42,6 +42,18 @@ double chunked_transient_bytes(const Graph& g, const Node& n) {
   return std::max(inner.peak_bytes - inner.input_bytes, 0.0);
 }
 
+namespace {
+
+// What a node holds while it runs beyond its result: a chunked node's body
+// at its largest chunk, an op's own eager temporary.
+double transient_bytes(const Graph& g, const Node& n) {
+  if (n.op == kChunkedOp) return chunked_transient_bytes(g, n);
+  if (op_has(n.op, OpFact::EagerTemporary) && n.result == Node::Result::Tensor) return tensor_bytes(g, n.tensor);
+  return 0.0;
+}
+
+}  // namespace
+
 Storages storages_of(const Graph& g) {
   const size_t n = g.nodes.size();
   Storages st;
@@ -119,7 +131,7 @@ double peak_bytes_in_order(const Graph& g, const Storages& st, const std::vector
   for (size_t k = 0; k < order.size(); ++k) {
     now += delta_at[k];
     const Node& node = g.nodes[order[k]];
-    const double transient = node.op == kChunkedOp ? chunked_transient_bytes(g, node) : 0.0;
+    const double transient = transient_bytes(g, node);
     peak = std::max(peak, now + transient);
     now -= freed_after[k];
   }
@@ -167,7 +179,7 @@ PeakMemory estimate_peak_memory(const Graph& g) {
     // A chunked node holds its results (filled chunk by chunk) and, while a
     // chunk runs, what its body allocates beyond its inputs (views of the
     // node's inputs): the body's own peak at the largest chunk.
-    const double transient = g.nodes[i].op == kChunkedOp ? chunked_transient_bytes(g, g.nodes[i]) : 0.0;
+    const double transient = transient_bytes(g, g.nodes[i]);
     if (now + transient > r.peak_bytes) {
       r.peak_bytes = now + transient;
       r.peak_node = i;

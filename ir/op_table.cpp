@@ -317,6 +317,7 @@ std::vector<std::pair<std::string_view, uint16_t>> make_facts() {
       {"aten.pow.Tensor_Scalar", f({F::Valuewise})},
       {"aten.mul.Scalar", f({F::Valuewise})},
       {"aten.div.Scalar", f({F::Valuewise}) | linear},
+      {"prims.fma.default", f({F::EagerTemporary})},
       {"getitem", linear},  // one result of a multi-result op (split, unbind, chunk)
   };
 }

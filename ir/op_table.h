@@ -70,6 +70,10 @@ enum class OpFact : uint16_t {
   // Its second argument is the result's shape, size for size (view,
   // reshape, expand): a rewrite that changes the result's shape edits it.
   ShapeArgument = 1 << 9,
+  // Run eagerly, it allocates a temporary the size of its result while it
+  // runs (prims.fma is a * b, then + c): measured on the H100, the miss of
+  // OPT's training graphs' peak estimates (docs/results/memory.md).
+  EagerTemporary = 1 << 10,
 };
 bool op_has(std::string_view op, OpFact fact);
 // Every op with the fact, in the fact table's order.

@@ -29,6 +29,19 @@ TEST_CASE("peak memory: a chain frees each intermediate after its last use", "[p
   REQUIRE(m.at_peak.size() == 3);
 }
 
+TEST_CASE("peak memory: prims.fma holds a temporary of its result's size while it runs (eager: a * b, then + c)", "[peak]") {
+  // Measured on the H100: 512 MiB held beyond its result by OPT's softmax
+  // backward fma (docs/results/memory.md). exp, of the same size, holds none.
+  for (const bool fma : {true, false}) {
+    GraphBuilder b("fma");
+    const NodeId x = b.input({1000}), y = b.input({1000}), z = b.input({1000});  // 4000 bytes each
+    const NodeId r = fma ? b.op("prims.fma.default", {ref(x), ref(y), ref(z)}) : b.op("aten.exp.default", {ref(x)});
+    const auto m = estimate_peak_memory(b.finish({r}));
+    INFO((fma ? "fma" : "exp"));
+    CHECK(m.peak_bytes == (fma ? 20000 : 16000));  // the inputs, the result (and the temporary)
+  }
+}
+
 TEST_CASE("peak memory: views keep their base alive; reshape of a non-contiguous input copies", "[peak]") {
   GraphBuilder b("views");
   const NodeId x = b.input({100, 10});  // 4000 bytes
