@@ -521,7 +521,8 @@ class Grower {
       bool big_arg = false;
       for (NodeId a : tensor_args(g_.nodes[id])) big_arg |= large(a);
       if (large(id) || big_arg) keep[id] = true;
-      // A partial sum's widening convert: sum the chunks in the wider type.
+      // A partial sum's widening convert: sum the chunks in the wider type
+      // (apply.cpp folds it into the sum itself: ChunkCombine::Sum widens).
       const Node& node = g_.nodes[id];
       if (node.op == "prims.convert_element_type.default" && !node.args.empty() && node.args[0].is_node() &&
           keep[node.args[0].node] && r_.state[id]->kind == State::Kind::Partial &&
