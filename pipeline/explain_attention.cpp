@@ -105,21 +105,6 @@ bool adds_wide_term_to_16_bit(const Graph& g, TensorEGraph& t, NodeId n, int dep
   return false;
 }
 
-// Whether the e-class holds a node of the op.
-bool class_has_op(const TensorEGraph& t, eg::Id cls, std::string_view op) {
-  for (eg::Id e : t.egraph.class_nodes(cls))
-    if (t.lang.op_name(t.egraph.op(e)) == op) return true;
-  return false;
-}
-
-// The probabilities the values' matmul reads: its first operand, through
-// the views of a flattened bmm.
-NodeId values_matmul_input(const Graph& g, NodeId matmul) {
-  NodeId p = *arg_node(g.nodes[matmul], 0);
-  while (op_has(g.nodes[p].op, OpFact::PicksElements) && arg_node(g.nodes[p], 0)) p = *arg_node(g.nodes[p], 0);
-  return p;
-}
-
 // Whether the e-class holds a softmax node (a decomposed one recomposed).
 bool class_has_softmax(const TensorEGraph& t, eg::Id cls) {
   for (eg::Id e : t.egraph.class_nodes(cls))
@@ -256,10 +241,6 @@ std::vector<AttentionBlock> explain_attention(const Graph& input, TensorEGraph& 
         b.why = "its scores add a float32 term to 16-bit q·kᵀ (autocast) that the rules cannot show to be only zeros "
                 "and masking values (a real-valued bias, e.g. ALiBi): the kernels would round it to 16 bits, beyond "
                 "their accuracy (rules/mixed_precision.h; scores: " + scores + ")";
-      else if (training && class_has_op(t, t.class_of(values_matmul_input(input, *values_matmul)), "aten._safe_softmax.default"))
-        b.why = "SDPA's math decomposition in a joint graph (scales on q and on kᵀ, the _safe_softmax guard; under "
-                "autocast a float32 forward on upcasts and 16-bit backward products): the training rules do not "
-                "read its backward (scores: " + scores + ")";
       else
         b.why = "no attention rule fuses scores written as " + scores;
     }

@@ -182,30 +182,93 @@ std::vector<Dropped> dropout_forms(Builder& b, eg::EGraph& g, Id p, Id dp, bool 
   return out;
 }
 
+// The probabilities' scores, as fuse_training_attention reads them: P holds
+// _softmax (or SDPA's _safe_softmax) of `scores`, or — SDPA's math path
+// under autocast — P = convert(Pw, t16) with Pw that softmax of float32
+// scores computed on upcasts of 16-bit q and k (`wide` = Pw).
+struct ScoresOf {
+  Id scores;
+  Id wide = kNoId;
+};
+
+std::vector<ScoresOf> scores_of(Builder& b, const std::shared_ptr<Builder>& bp, eg::EGraph& g, Id p) {
+  std::vector<ScoresOf> out;
+  auto read = [&](Id cls, Id wide) {
+    for (const char* op : {"aten._softmax.default", "aten._safe_softmax.default"})
+      for (Id sm : b.nodes(g, cls, op))
+        if (softmax_of(bp, g, cls, b.child(g, sm, 0))) out.push_back({b.child(g, sm, 0), wide});
+  };
+  read(g.find(p), kNoId);
+  const auto t16 = b.dtype(g, p);
+  if (t16 && (*t16 == DType::BFloat16 || *t16 == DType::Float16))
+    for (Id cv : b.nodes(g, g.find(p), "prims.convert_element_type.default"))
+      if (const Id wide = b.child(g, cv, 0); b.dtype(g, wide) == DType::Float32) read(wide, wide);
+  return out;
+}
+
+// The classes of x's 16-bit sources: y of type `t` with x = convert(y, float32).
+std::vector<Id> narrowed(Builder& b, eg::EGraph& g, Id x, DType t) {
+  std::vector<Id> out;
+  for (Id cv : b.nodes(g, g.find(x), "prims.convert_element_type.default"))
+    if (b.dtype(g, b.child(g, cv, 0)) == t) out.push_back(b.child(g, cv, 0));
+  return out;
+}
+
+Id convert_to(Builder& b, eg::EGraph& g, Id x, DType t) {
+  NodeAttrs ca;
+  ca.args = {Value::of_node(0), Value::of_dtype(t)};
+  return b.add(g, "prims.convert_element_type.default", ca, {g.find(x)});
+}
+
 Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id p, Id dp_in, Id d_scores,
                            bool fuse_dropout, bool with_bias) {
-  // P = _softmax(scores, -1).
-  std::vector<Id> scores_classes;
-  for (Id sm : b->nodes(g, g.find(p), "aten._softmax.default"))
-    if (softmax_of(b, g, g.find(p), b->child(g, sm, 0))) scores_classes.push_back(b->child(g, sm, 0));
+  const std::vector<ScoresOf> scores_classes = scores_of(*b, b, g, p);
   const auto mm_op = b->t.lang.find_op("aten.matmul.default");
-  if (scores_classes.empty() || !mm_op) return kNoId;
+  const auto convert_op = b->t.lang.find_op("prims.convert_element_type.default");
+  if (scores_classes.empty() || !mm_op || !convert_op) return kNoId;
   for (const Dropped& dr : dropout_forms(*b, g, p, dp_in, fuse_dropout))
   for (const auto& [d_out, v] : grad_and_value(*b, g, dr.dp_used)) {
-    // The forward output O = matmul(P (or P'), v) must be in the graph.
-    const auto o = g.lookup(*mm_op, b->t.lang.intern(positional(2)), std::vector<Id>{g.find(dr.p_used), g.find(v)});
-    if (!o) continue;
-    const auto *sv = b->shape(v), *sdo = b->shape(d_out), *so = b->shape(*o);
-    if (!sv || !sdo || !so || sv->size() != 4 || !b->same_dims(*sdo, *so)) continue;
-    for (Id scores : scores_classes) {
-      for (const AttentionForm& f : attention_forms(b, g, scores, v)) {
+    const auto vt = b->dtype(g, v);
+    if (!vt) continue;
+    for (const ScoresOf& sc : scores_classes) {
+      const bool wide = sc.wide != kNoId;
+      if (wide && dr.p != 0.0) continue;  // no dropout in SDPA's math path under autocast
+      // The forward output O = matmul(P (or P'), v) must be in the graph;
+      // under autocast's math path O = convert(matmul(Pw, convert(v, float32)), t16).
+      Id v_scores = g.find(v);
+      std::optional<Id> o;
+      if (!wide) {
+        o = g.lookup(*mm_op, b->t.lang.intern(positional(2)), std::vector<Id>{g.find(dr.p_used), g.find(v)});
+      } else {
+        NodeAttrs ca;
+        ca.args = {Value::of_node(0), Value::of_dtype(DType::Float32)};
+        const auto v32 = g.lookup(*convert_op, b->t.lang.intern(ca), std::vector<Id>{g.find(v)});
+        if (!v32) continue;
+        v_scores = *v32;
+        if (auto o32 = g.lookup(*mm_op, b->t.lang.intern(positional(2)), std::vector<Id>{g.find(sc.wide), *v32}))
+          o = convert_to(*b, g, *o32, *vt);
+      }
+      if (!o) continue;
+      const auto *sv = b->shape(v), *sdo = b->shape(d_out), *so = b->shape(*o);
+      if (!sv || !sdo || !so || sv->size() != 4 || !b->same_dims(*sdo, *so)) continue;
+      for (const AttentionForm& f : attention_forms(b, g, sc.scores, v_scores)) {
+        // Under autocast the kernels take the 16-bit q and k the float32
+        // scores were computed on (no mask or run-time scale there: SDPA's
+        // math path has neither once its all-zero mask is seen through).
+        Id q0 = g.find(f.q), k = g.find(f.k);
+        if (wide) {
+          if (f.mask != kNoId || f.scale_tensor != kNoId) continue;
+          const std::vector<Id> qs = narrowed(*b, g, q0, *vt), ks = narrowed(*b, g, k, *vt);
+          if (qs.empty() || ks.empty()) continue;
+          q0 = qs.front();
+          k = ks.front();
+        }
         // A run-time scale c (a constant of the sizes: no gradient of its
         // own) goes into q: (q·c)kᵀ; then dq = c·dq'. The mask's gradient (a
         // learned bias) is not asked for.
         const auto ds = scaled_like(*b, g, d_scores, f);
         if (!ds) continue;
         const bool masked = f.mask != kNoId, runtime_scale = f.scale_tensor != kNoId;
-        const Id q0 = g.find(f.q), k = g.find(f.k);
         const Id q = runtime_scale ? scale_by_tensor(*b, g, q0, f) : q0;
         std::optional<Id> bias;
         if (masked && (!with_bias || !(bias = kernel_bias(*b, g, f.mask, q0, k)))) continue;

@@ -18,6 +18,10 @@ const std::vector<RuleInfo>& mixed_precision_rule_info() {
       {"softmax-mask-in-16-bit",
        "convert(_softmax(x + m, d), t) = _softmax(x + convert(clamp(m, lowest(t)), t), d) for x of 16-bit type t and "
        "a float32 mask m of zeros and masking values (<= -2^100): exact; a real-valued bias is left alone"},
+      {"attention-on-16-bit-upcasts",
+       "convert(scaled_dot_product_attention(convert(q, float32), convert(k, float32), convert(v, float32), ...), t) "
+       "= scaled_dot_product_attention(q, k, v, ...) for 16-bit q, k, v of type t (SDPA's math path under autocast): "
+       "the kernels' float32 accumulation, P rounded to t before P·v (within the output's own rounding to t)"},
   };
   return info;
 }
@@ -128,6 +132,53 @@ std::vector<eg::Rewrite> mixed_precision_rules(TensorEGraph& t) {
         sa.args = {Value::of_node(0), Value::of_int(*dim), Value::of_bool(false)};
         return b->add(g, "aten._softmax.default", sa, {sum16});
       });
+  // SDPA's math path under autocast computes attention in float32 on
+  // upcasts of the 16-bit q, k, v (the attention rule fuses it so, as a
+  // float32 kernel) and casts the result back. The 16-bit kernels compute
+  // the same scores and softmax in float32 and round at one more point: the
+  // probabilities, to 16 bits, before their product with v — an error of at
+  // most half a 16-bit ulp of max|v| on each output, the size of the output's
+  // own rounding to 16 bits, which both paths do. It is the kernel torch's
+  // SDPA runs for these 16-bit inputs on the GPU; the zoo compares both
+  // against a float32 reference (docs/results/zoo.md).
+  for (const bool masked : {false, true}) {
+    const std::string sdpa = masked ? "(aten.scaled_dot_product_attention.default ?q ?k ?v ?m)"
+                                    : "(aten.scaled_dot_product_attention.default ?q ?k ?v)";
+    rs.emplace_back(
+        "attention-on-16-bit-upcasts", t.lang, "(prims.convert_element_type.default " + sdpa + ")",
+        [b, masked](eg::EGraph& g, Id eclass, Subst s) -> Id {
+          const auto t16 = b->dtype(g, eclass);
+          if (!t16 || (*t16 != DType::BFloat16 && *t16 != DType::Float16)) return kNoId;
+          // The 16-bit class each float32 operand is the upcast of.
+          std::vector<Id> narrow;
+          for (size_t i = 0; i < 3; ++i) {
+            if (b->dtype(g, s[i]) != DType::Float32) return kNoId;
+            Id found = kNoId;
+            for (Id cv : b->nodes(g, g.find(s[i]), "prims.convert_element_type.default"))
+              if (b->dtype(g, b->child(g, cv, 0)) == t16) found = b->child(g, cv, 0);
+            if (found == kNoId) return kNoId;
+            narrow.push_back(found);
+          }
+          // A mask goes along only where 16 bits hold it exactly (zeros and
+          // masking values), cast as torch's SDPA casts it.
+          if (masked) {
+            if (!zero_or_masking(*b, g, s[3])) return kNoId;
+            NodeAttrs ca;
+            ca.args = {Value::of_node(0), Value::of_dtype(*t16)};
+            narrow.push_back(b->add(g, "prims.convert_element_type.default", ca, {s[3]}));
+          }
+          for (Id sd : b->nodes(g, b->child(g, s.root, 0), "aten.scaled_dot_product_attention.default")) {
+            if (g.children(sd).size() != narrow.size()) continue;
+            bool same = true;
+            for (size_t i = 0; i < narrow.size() && i < 3; ++i) same &= b->child(g, sd, i) == g.find(s[i]);
+            const NodeAttrs& a = b->attrs(g, sd);
+            // No dropout: the kernels' own draws are another matter (--fuse-dropout).
+            if (!same || a.args.size() < 5 || a.args[4].kind != Value::Kind::Float || a.args[4].f != 0.0) continue;
+            return b->add(g, "aten.scaled_dot_product_attention.default", a, narrow);
+          }
+          return kNoId;
+        });
+  }
   return rs;
 }
 

@@ -142,3 +142,116 @@ TEST_CASE("attention written each way models write it fuses and verifies (traini
         CHECK(v.status == interp::VerifyResult::Status::Passed);
       }
 }
+
+namespace {
+
+// SDPA's math path in a joint graph under bf16 autocast, as AOTAutograd
+// writes it when it decomposes SDPA (ViT's sdpa attention in training): the
+// forward in float32 on upcasts of the 16-bit q, k, v (√s on q and on kᵀ,
+// the _safe_softmax guard), the output cast back; the backward's products
+// in 16 bits on casts of the float32 tensors, the softmax backward in
+// float32. `flat`: the products as bmm of views, a cast after each view
+// (as the captured graph has them), else 4-D matmuls.
+Graph autocast_math_attention(bool flat, bool training) {
+  B b("autocast_math");
+  const int64_t N = 2, H = 2, L = 8, E = 16;
+  const double root = 0.5;  // sqrt(1 / sqrt(E))
+  const DType bf = DType::BFloat16, f32 = DType::Float32;
+  const NodeId q16 = b.input({N, H, L, E}, bf), k16 = b.input({N, H, L, E}, bf), v16 = b.input({N, H, L, E}, bf);
+  const auto cast = [&](NodeId x, DType t) {
+    return b.op("prims.convert_element_type.default", {B::ref(x), Value::of_dtype(t)});
+  };
+  const auto tr = [&](NodeId x) { return b.op("aten.permute.default", {B::ref(x), B::ints({0, 1, 3, 2})}); };
+  const auto scale = [&](NodeId x) { return b.op("aten.mul.Scalar", {B::ref(x), Value::of_float(root)}); };
+  // x @ y, each operand cast to `t` first where it is not of it.
+  const auto product = [&](NodeId x, NodeId y, DType t) {
+    const auto operand = [&](NodeId a) {
+      const std::vector<SymExpr>& s = b.type(a).shape;
+      const NodeId flat_a = flat ? b.op("aten.view.default", {B::ref(a), B::sizes({N * H, s[2], s[3]})}) : a;
+      return b.type(a).dtype == t ? flat_a : cast(flat_a, t);
+    };
+    const NodeId ox = operand(x), oy = operand(y);
+    if (!flat) return b.op("aten.matmul.default", {B::ref(ox), B::ref(oy)});
+    const NodeId r = b.op("aten.bmm.default", {B::ref(ox), B::ref(oy)});
+    return b.op("aten.view.default", {B::ref(r), B::sizes({N, H, b.type(x).shape[2], b.type(y).shape[3]})});
+  };
+  const NodeId q = cast(q16, f32), k = cast(k16, f32), v = cast(v16, f32);
+  const NodeId qs = scale(q), kts = scale(tr(k));
+  const NodeId scores = product(qs, kts, f32);
+  // _safe_softmax, decomposed.
+  const NodeId amax = b.op("aten.amax.default", {B::ref(scores), B::ints({-1}), Value::of_bool(true)});
+  const NodeId e = b.op("aten.exp.default", {B::ref(b.op("aten.sub.Tensor", {B::ref(scores), B::ref(amax)}))});
+  const NodeId sum = b.op("aten.sum.dim_IntList", {B::ref(e), B::ints({-1}), Value::of_bool(true)});
+  const NodeId div = b.op("aten.div.Tensor", {B::ref(e), B::ref(sum)});
+  const NodeId finite = b.op("aten.logical_not.default",
+                             {B::ref(b.op("aten.eq.Scalar", {B::ref(scores), Value::of_float(-INFINITY)}))});
+  const NodeId none = b.op("aten.logical_not.default",
+                           {B::ref(b.op("aten.any.dim", {B::ref(finite), Value::of_int(-1), Value::of_bool(true)}))});
+  const NodeId zeros = b.op("aten.full.default", {B::sizes({N, H, L, L}), Value::of_float(0.0)},
+                            {{"dtype", Value::of_dtype(f32)},
+                             {"layout", Value::of_text(Value::Kind::Enum, "torch.strided")},
+                             {"device", Value::of_text(Value::Kind::Device, "cpu")},
+                             {"pin_memory", Value::of_bool(false)}});
+  const NodeId p = b.op("aten.where.self", {B::ref(none), B::ref(zeros), B::ref(div)});
+  const NodeId o = cast(product(p, v, f32), bf);
+  if (!training) return b.finish({o});
+  // The backward: dO arrives in 16 bits and is upcast; the products run in 16 bits.
+  const NodeId d_out16 = b.input({N, H, L, E}, bf);
+  const NodeId d_out = cast(d_out16, f32);
+  const NodeId dp = cast(product(d_out, tr(v), bf), f32);
+  const NodeId dpp = b.op("aten.mul.Tensor", {B::ref(dp), B::ref(p)});
+  const NodeId dsum = b.op("aten.sum.dim_IntList", {B::ref(dpp), B::ints({-1}), Value::of_bool(true)});
+  const NodeId ds = b.op("prims.fma.default", {B::ref(b.op("aten.neg.default", {B::ref(p)})), B::ref(dsum), B::ref(dpp)});
+  const NodeId d_qs = cast(product(ds, tr(kts), bf), f32);
+  const NodeId d_kts = cast(product(tr(qs), ds, bf), f32);
+  const NodeId dq = cast(scale(d_qs), bf), dk = cast(tr(scale(d_kts)), bf);
+  const NodeId dv = product(tr(p), d_out, bf);
+  Graph g = b.finish({o, dq, dk, dv});
+  g.nodes[d_out16].role = Role::Tangent;
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("SDPA's math path under autocast in a joint graph fuses and verifies", "[attention][forms]") {
+  for (bool flat : {false, true}) {
+    INFO((flat ? "bmm of views" : "4-D matmuls"));
+    const Graph g = autocast_math_attention(flat, true);
+    const pipeline::OptimizeResult r = pipeline::optimize(g, {});
+    CHECK(r.sdpa_out == 2);  // the efficient kernels' forward and backward
+    for (const Node& n : r.output.nodes)
+      if (n.op == "aten._scaled_dot_product_efficient_attention.default") {
+        CHECK(n.kwarg("scale")->f == Approx(0.25).epsilon(1e-12));
+        // The kernels read the 16-bit q, k, v the graph upcast.
+        for (size_t i = 0; i < 3; ++i) CHECK(r.output.nodes[n.args[i].node].tensor.dtype == DType::BFloat16);
+      }
+    const interp::VerifyResult v = interp::verify_optimized(g, r.output);
+    CHECK(v.status == interp::VerifyResult::Status::Passed);
+    // Without the rule's 16-bit reading the block stays decomposed.
+    pipeline::OptimizeOptions off;
+    off.training_attention = false;
+    CHECK(pipeline::optimize(g, off).sdpa_out == 0);
+  }
+}
+
+TEST_CASE("SDPA's math path under autocast fuses as 16-bit attention (inference)", "[attention][forms]") {
+  for (bool flat : {false, true}) {
+    INFO((flat ? "bmm of views" : "4-D matmuls"));
+    const Graph g = autocast_math_attention(flat, false);
+    const pipeline::OptimizeResult r = pipeline::optimize(g, {});
+    REQUIRE(r.sdpa_out == 1);
+    for (const Node& n : r.output.nodes)
+      if (n.op == "aten.scaled_dot_product_attention.default") {
+        CHECK(n.tensor.dtype == DType::BFloat16);
+        for (size_t i = 0; i < 3; ++i) CHECK(r.output.nodes[n.args[i].node].tensor.dtype == DType::BFloat16);
+      }
+    CHECK(interp::verify_optimized(g, r.output).status == interp::VerifyResult::Status::Passed);
+    // With the rule left out, the float32 kernel on the upcasts.
+    pipeline::OptimizeOptions o;
+    o.without_rules = {"attention-on-16-bit-upcasts"};
+    const pipeline::OptimizeResult wide = pipeline::optimize(g, o);
+    REQUIRE(wide.sdpa_out == 1);
+    for (const Node& n : wide.output.nodes)
+      if (n.op == "aten.scaled_dot_product_attention.default") CHECK(n.tensor.dtype == DType::Float32);
+  }
+}
