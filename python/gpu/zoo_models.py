@@ -16,7 +16,27 @@ SIZES = {
              "kv_heads": 4, "image": 224},
     "tiny": {"layers": 2, "hidden": 128, "heads": 4, "ffn": 256, "batch": 2, "seq": 64, "image_batch": 2,
              "kv_heads": 2, "image": 32},
+    # Issue 25's Llama-style step with a 128k vocabulary and a small batch
+    # (the LM head and loss dominate the peak): batch 2, sequence 2048.
+    "vocab128k": {"layers": 4, "hidden": 1024, "heads": 16, "ffn": 4096, "batch": 2, "seq": 2048, "image_batch": 64,
+                  "kv_heads": 4, "image": 224, "vocab": 128256},
 }
+
+
+def config_kwargs(arch, size):
+    """The config arguments of an architecture at a size: the size's
+    vocabulary where it names one, else the model's default."""
+    kw = ARCHS[arch][3](size)
+    if "vocab" in size:
+        kw["vocab_size"] = size["vocab"]
+    return kw
+
+
+def graph_name(arch, setup, phase, size="full"):
+    """A row's graphs' corpus name: arch.setup.phase, the size after the
+    arch where it is not the zoo's own (llama-vocab128k.amp-sdpa.train)."""
+    tag = "" if size in ("full", "tiny") else "-" + size
+    return f"{arch}{tag}.{setup}.{phase}"
 
 # arch -> (config class, model class, kind, config kwargs from a size dict).
 # kind: "causal" (token ids -> next-token logits), "masked" (encoder, token

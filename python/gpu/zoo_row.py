@@ -46,7 +46,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-from zoo_models import ARCHS, SETUPS, SIZES, judge_equal  # noqa: E402
+from zoo_models import ARCHS, SETUPS, SIZES, config_kwargs, graph_name, judge_equal  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -83,7 +83,7 @@ def build(arch, setup, size):
         raise LookupError(f"transformers {transformers.__version__} has no {cfg_name}/{model_name}")
     dtype, _, attn = SETUPS[setup]
     s = SIZES[size]
-    cfg = getattr(transformers, cfg_name)(**kwargs(s))
+    cfg = getattr(transformers, cfg_name)(**config_kwargs(arch, s))
     dropped = zero_dropout(cfg)
     cfg._attn_implementation = attn
     torch.manual_seed(0)
@@ -316,7 +316,7 @@ def attention_counts(doc):
 
 def save_graphs(row, out_dir, keep_dir, pass_obj, plain_res):
     """Copies the kept graphs under their corpus names; returns the names."""
-    name = f"{row.arch}.{row.setup}.{row.phase}"
+    name = graph_name(row.arch, row.setup, row.phase, row.a.size)
     source = {"model": row.arch, "setup": row.setup, "phase": row.phase, "size": row.a.size,
               "attn": SETUPS[row.setup][2], "weights": SETUPS[row.setup][0], "autocast_bf16": SETUPS[row.setup][1],
               "via": "zoo.py (InductorPass input)"}

@@ -49,6 +49,11 @@ def main():
             kw = kwargs(size)
             layers = [v for k, v in kw.items() if k in ("n_layer", "num_layers", "num_hidden_layers", "n_layers")]
             check(layers == [size["layers"]], f"{arch}: one layer count, the size's")
+    check(z.config_kwargs("llama", z.SIZES["vocab128k"])["vocab_size"] == 128256, "vocab128k sets the vocabulary")
+    check("vocab_size" not in z.config_kwargs("llama", z.SIZES["full"]), "full keeps the model's vocabulary")
+    check(z.graph_name("llama", "amp-sdpa", "train", "vocab128k") == "llama-vocab128k.amp-sdpa.train",
+          "a size of its own names its graphs")
+    check(z.graph_name("llama", "amp-sdpa", "train") == "llama.amp-sdpa.train", "the zoo's size keeps the names")
     ok = {"row": "gpt2/amp-eager/infer", "arch": "gpt2", "setup": "amp-eager", "phase": "infer", "status": "ok",
           "plain": {"median_ms": 10.0, "peak_mib": 100.0, "compile_s": 10},
           "sator": {"median_ms": 7.0, "peak_mib": 100.0, "compile_s": 11}, "speedup": 10 / 7, "memory_ratio": 1.0,
