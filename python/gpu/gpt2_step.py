@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
 def configure(config):
@@ -59,13 +60,22 @@ def main():
     ap.add_argument("--seq", type=int, default=1024)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--attn", default="sdpa")
+    ap.add_argument("--arch", default="gpt2", choices=("gpt2", "llama-vocab128k"),
+                    help="llama-vocab128k: the zoo's vocab128k Llama (4 layers, hidden 1024, vocabulary 128,256); "
+                         "pass --batch 2 --seq 2048 for issue 25's step")
     a = ap.parse_args()
     import transformers
     info = configure(a.config)
     torch.manual_seed(0)
-    cfg = transformers.GPT2Config(n_layer=a.layers)
+    if a.arch == "gpt2":
+        cfg = transformers.GPT2Config(n_layer=a.layers)
+        model_cls = transformers.GPT2LMHeadModel
+    else:
+        from zoo_models import SIZES, config_kwargs
+        cfg = transformers.LlamaConfig(**config_kwargs("llama", SIZES["vocab128k"]))
+        model_cls = transformers.LlamaForCausalLM
     cfg._attn_implementation = a.attn
-    model = transformers.GPT2LMHeadModel(cfg).cuda().train()
+    model = model_cls(cfg).cuda().train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     g = torch.Generator(device="cuda")
     g.manual_seed(1)
@@ -78,7 +88,8 @@ def main():
             return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
 
     compiled = torch.compile(loss_fn)
-    result = {"config": a.config, "layers": a.layers, "batch": a.batch, "seq": a.seq, "attn": a.attn}
+    result = {"config": a.config, "arch": a.arch, "layers": a.layers if a.arch == "gpt2" else cfg.num_hidden_layers,
+              "batch": a.batch, "seq": a.seq, "attn": a.attn, "vocab": cfg.vocab_size}
     t0 = time.time()
     times = []
     for step in range(3 + a.steps):
