@@ -16,7 +16,10 @@ const std::vector<RuleInfo>& attention_train_rule_info() {
        "_scaled_dot_product_efficient_attention(q, k, v, m) and its _backward"},
       {"attention-training-16-bit",
        "the same under autocast or with 16-bit weights: dS16 = convert(fma(-P, sum(dP·P, -1), dP·P), t) with dP = "
-       "convert(dP16) and P = P32 (O = matmul(convert(P32, t), v)) or convert(P16): the kernels on 16-bit q, k, v"},
+       "convert(dP16) and P = P32 (O = matmul(convert(P32, t), v)) or convert(P16): the kernels on 16-bit q, k, v; "
+       "also SDPA's math path under autocast, P16 = convert(P32) with P32 the softmax of float32 scores on upcasts "
+       "of q16, k16 and O = convert(matmul(P32, convert(v16))) (the kernels round P to t before P·v: within the "
+       "output's own rounding)"},
       {"attention-training-dropout",
        "the same with P' = P·keep/(1-p) multiplying v and dP = dP'·keep/(1-p): the kernels with dropout_p = p "
        "(their own draws: equal in distribution only, so opt-in, --fuse-dropout)"},

@@ -19,6 +19,21 @@
 // masks whose values it can follow to 0 and masking constants (<= -2^100)
 // through where, add, casts and layout ops, and leaves other blocks as
 // they are. `--no-mixed-precision-attention` turns the rule off.
+//
+// SDPA's math path under autocast (a model's own SDPA call, decomposed by
+// the capture) upcasts the 16-bit q, k, v to float32 and computes attention
+// there: the attention rule fuses that as float32 SDPA on the upcasts, and
+// attention-on-16-bit-upcasts reads convert(SDPA(upcasts), t16) as SDPA on
+// the 16-bit q, k, v — the kernel torch runs for that call on the GPU. Both
+// compute the scores and the softmax in float32; the 16-bit kernels round
+// the probabilities to 16 bits before P·v, an error of at most half a
+// 16-bit ulp of max|v| per output element, the size of the output's own
+// rounding to 16 bits that both do. The training rule's reading of the same
+// path (attention_train_rules.cpp) rounds at the points the decomposed
+// backward does (its products are 16-bit) and at that one more. Not exact,
+// so checked where it counts: the zoo's rows compare the fused model's
+// outputs and gradients against a float32 reference and against plain
+// torch.compile's error (docs/results/zoo.md).
 #pragma once
 
 #include <vector>
