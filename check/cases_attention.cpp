@@ -182,8 +182,9 @@ NodeId attention_training(Draw& d, bool dropout, DType t = DType::Float32) {
   const NodeId d_out = d.b.input(cat(batch, {L, Ev}), t);
   NodeId dp = d.b.op("aten.matmul.default", {B::ref(d_out), B::ref(transposed(d, v, 4))});
   if (dropout) {
+    // native_dropout_backward: grad · (keep as grad's dtype) · 1/(1-p).
     const NodeId mask = d.b.op("aten.mul.Tensor", {B::ref(d.b.op("prims.convert_element_type.default",
-                                                                  {B::ref(keep), Value::of_dtype(DType::Float32)})),
+                                                                  {B::ref(keep), Value::of_dtype(t)})),
                                                    Value::of_float(1.0 / (1.0 - drop))});
     dp = d.b.op("aten.mul.Tensor", {B::ref(dp), B::ref(mask)});
   }
@@ -478,6 +479,8 @@ std::vector<RuleCase> attention_cases() {
       {"attention-training-dropout", 4, 4, false, true, [](Draw& d, size_t) { return attention_training(d, true); }},
       {"attention-training-16-bit", 4, 4, false, false,
        [](Draw& d, size_t) { return attention_training(d, false, d.coin() ? DType::BFloat16 : DType::Float16); }},
+      {"attention-training-16-bit-dropout", 4, 4, false, true,
+       [](Draw& d, size_t) { return attention_training(d, true, d.coin() ? DType::BFloat16 : DType::Float16); }},
       // The left side's zero comes out as float64 rounding: up to 5.7e-6 of
       // the comparison's floor (a millionth of the largest output) over
       // 33,000 trials, seeds 1-11 (large scales make P near one-hot and dK

@@ -20,6 +20,9 @@ const std::vector<RuleInfo>& attention_train_rule_info() {
        "also SDPA's math path under autocast, P16 = convert(P32) with P32 the softmax of float32 scores on upcasts "
        "of q16, k16 and O = convert(matmul(P32, convert(v16))) (the kernels round P to t before P·v: within the "
        "output's own rounding)"},
+      {"attention-training-16-bit-dropout",
+       "attention-training-16-bit with dropout on the 16-bit probabilities, P' = P16·keep/(1-p): the kernels with "
+       "dropout_p = p (their own draws: equal in distribution only, so opt-in, --fuse-dropout)"},
       {"attention-training-dropout",
        "the same with P' = P·keep/(1-p) multiplying v and dP = dP'·keep/(1-p): the kernels with dropout_p = p "
        "(their own draws: equal in distribution only, so opt-in, --fuse-dropout)"},
@@ -350,7 +353,8 @@ std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t, bool fuse_dropou
   const char* core16 =
       "(prims.convert_element_type.default (prims.fma.default (aten.neg.default ?p) (aten.sum.dim_IntList@_ "
       "(aten.mul.Tensor ?dp ?p)) (aten.mul.Tensor ?dp ?p)))";
-  rs.emplace_back("attention-training-16-bit", t.lang, core16, [b, with_bias](eg::EGraph& g, Id eclass, Subst s) -> Id {
+  auto applier16 = [b, with_bias](bool dropout) {
+    return [b, with_bias, dropout](eg::EGraph& g, Id eclass, Subst s) -> Id {
     const auto t16 = b->dtype(g, eclass);
     if (!t16 || (*t16 != DType::BFloat16 && *t16 != DType::Float16)) return kNoId;
     if (b->dtype(g, s[0]) != DType::Float32 || b->dtype(g, s[1]) != DType::Float32) return kNoId;
@@ -372,9 +376,12 @@ std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t, bool fuse_dropou
       if (auto down = g.lookup(*convert, b->t.lang.intern(ca), std::vector<Id>{g.find(s[0])})) p16.push_back(*down);
     }
     for (Id dp : narrow_of(s[1]))
-      for (Id p : p16) fuse_training_attention(b, g, p, dp, eclass, false, with_bias);
+      for (Id p : p16) fuse_training_attention(b, g, p, dp, eclass, dropout, with_bias);
     return kNoId;
-  });
+    };
+  };
+  rs.emplace_back("attention-training-16-bit", t.lang, core16, applier16(false));
+  if (fuse_dropout) rs.emplace_back("attention-training-16-bit-dropout", t.lang, core16, applier16(true));
   return rs;
 }
 

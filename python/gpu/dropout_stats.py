@@ -2,11 +2,11 @@
 sator_torch.InductorPass (the kernel draws its own mask), is equal in
 distribution to the decomposed block it replaced.
 
-    python3 python/gpu/dropout_stats.py OUT.json [--seeds 256] [--batch 8] [--seq 512]
+    python3 python/gpu/dropout_stats.py OUT.json [--seeds 256] [--batch 8] [--seq 512] [--fp32]
 
 One causal attention block written as eager-attention models write it (q·kᵀ
 scaled, the causal mask, softmax, dropout p = 0.1, ·v, an output
-projection), in training mode under bf16 autocast. Variants, each run once
+projection), in training mode under bf16 autocast (--fp32: without). Variants, each run once
 per seed (torch.manual_seed(seed)) on the same input and the same fixed
 loss L = sum(out · R):
   eager        the decomposed block, PyTorch's own dropout (the reference)
@@ -47,7 +47,10 @@ class Block(nn.Module):
         q, k, v = self.qkv(x).split(d, dim=2)
         q, k, v = (t.view(b, s, self.heads, d // self.heads).transpose(1, 2) for t in (q, k, v))
         scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(d // self.heads)
-        causal = torch.ones(s, s, dtype=torch.bool, device=x.device).tril()
+        # The causal triangle from positions, as transformers builds it (iota
+        # comparisons the rules read as is_causal).
+        pos = torch.arange(s, device=x.device)
+        causal = pos[None, :] <= pos[:, None]
         scores = scores.masked_fill(~causal, torch.finfo(scores.dtype).min)
         probs = F.dropout(F.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype), self.p, self.training)
         out = torch.matmul(probs, v).transpose(1, 2).reshape(b, s, d)
@@ -99,6 +102,7 @@ def main():
     ap.add_argument("--seq", type=int, default=512)
     ap.add_argument("--dim", type=int, default=768)
     ap.add_argument("--heads", type=int, default=12)
+    ap.add_argument("--fp32", action="store_true", help="float32 throughout (default: bf16 autocast)")
     a = ap.parse_args()
     dev = "cuda"
     torch.manual_seed(0)
@@ -113,7 +117,7 @@ def main():
 
     def step(fn):
         x = x0.clone().requires_grad_(True)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=not a.fp32):
             out = fn(x)
         loss = (out.float() * r).sum()
         loss.backward()
@@ -140,6 +144,7 @@ def main():
             moments[name][1].add(gx)
     fused = sum(rep.get("attention_fused") or 0 for rep in sator_pass.reports if not rep.get("skipped"))
     res = {"seeds": a.seeds, "shape": [a.batch, a.seq, a.dim, a.heads], "dropout_p": 0.1,
+           "autocast_bf16": not a.fp32,
            "device": torch.cuda.get_device_name(), "torch": torch.__version__,
            "sator_reports": [{k: v for k, v in rep.items() if k in ("graph", "attention_fused", "skipped", "declined")}
                              for rep in sator_pass.reports],
