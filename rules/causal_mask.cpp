@@ -51,6 +51,18 @@ class Tracer {
     for (Id n : nodes) {
       const std::string& op = t_.lang.op_name(g_.op(n));
       std::vector<Id> parts;
+      // not(e cmp 0) is one comparison, the opposite one (a mask written as
+      // masked_fill(~keep, min), keep = kv_idx <= q_idx).
+      if ((op == "aten.bitwise_not.default" || op == "aten.logical_not.default") && g_.children(n).size() == 1) {
+        const auto inner = conj(g_.children(n)[0]);
+        const auto* in = shape(g_.children(n)[0]);
+        if (inner && in && inner->size() == 1 && in->size() <= out_shape.size()) {
+          Form f = drop_broadcast(inner->front(), *in, out_shape);
+          f.cmp = f.cmp == Cmp::Ge ? Cmp::Lt : f.cmp == Cmp::Gt ? Cmp::Le : f.cmp == Cmp::Le ? Cmp::Gt : Cmp::Ge;
+          return conj_memo_[cls] = std::vector<Form>{f};
+        }
+        continue;
+      }
       if (op == "aten.bitwise_and.Tensor" || op == "aten.logical_and.default") parts.assign(g_.children(n).begin(), g_.children(n).end());
       else if (op == "aten.expand.default" || op == "aten.alias.default" || op == "aten.clone.default")
         parts = {g_.children(n)[0]};

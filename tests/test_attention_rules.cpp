@@ -99,7 +99,7 @@ namespace {
 
 // Attention on q, k, v [1, 2, 8, 4] with mask = where(col - row >= t, -inf, 0);
 // with `dropout`, the probabilities go through dropout(0.1) written out.
-Graph small_attention(int t, bool dropout, bool fuse_dropout) {
+Graph small_attention(int t, bool dropout, bool fuse_dropout, bool negated = false) {
   auto tensor = [](const char* name, const char* op, const std::string& args, const char* shape, const char* stride,
                    const char* dtype, const std::string& kwargs = "") {
     return std::string(R"({"name":")") + name + R"(","op":")" + op + R"(","args":)" + args +
@@ -116,7 +116,12 @@ Graph small_attention(int t, bool dropout, bool fuse_dropout) {
   n += tensor("i1", "prims.iota.default", "[8]", "[8]", "[1]", "int64", iota_kw) + ",";
   n += tensor("row", "aten.unsqueeze.default", R"([{"node":"i1"},-1])", "[8,1]", "[1,1]", "int64") + ",";
   n += tensor("d", "aten.sub.Tensor", R"([{"node":"col"},{"node":"row"}])", "[8,8]", "[8,1]", "int64") + ",";
-  n += tensor("c", "aten.ge.Scalar", std::string(R"([{"node":"d"},)") + std::to_string(t) + "]", "[8,8]", "[8,1]", "bool") + ",";
+  if (negated) {  // not(j - i < t), as masked_fill(~keep, -inf) writes it
+    n += tensor("c0", "aten.lt.Scalar", std::string(R"([{"node":"d"},)") + std::to_string(t) + "]", "[8,8]", "[8,1]", "bool") + ",";
+    n += tensor("c", "aten.bitwise_not.default", R"([{"node":"c0"}])", "[8,8]", "[8,1]", "bool") + ",";
+  } else {
+    n += tensor("c", "aten.ge.Scalar", std::string(R"([{"node":"d"},)") + std::to_string(t) + "]", "[8,8]", "[8,1]", "bool") + ",";
+  }
   n += tensor("z", "aten.scalar_tensor.default", "[0]", "[]", "[]", "float32",
               R"({"dtype":{"dtype":"float32"},"layout":{"enum":"torch.strided"},"device":{"device":"cuda:0"}})") + ",";
   n += tensor("ninf", "aten.full.default", R"([[8,8],{"float":"-inf"}])", "[8,8]", "[8,1]", "float32",
@@ -155,6 +160,15 @@ TEST_CASE("a mask that also hides the diagonal is not causal", "[rules][attentio
   REQUIRE(sdpa_nodes(strict).size() == 1);
   CHECK_FALSE(sdpa_nodes(strict)[0]->args[5].b);
   CHECK(sdpa_nodes(strict)[0]->args[3].is_node());  // kept as a mask
+}
+
+TEST_CASE("a causal mask written as the negation of its kept entries is causal", "[rules][attention]") {
+  const Graph causal = small_attention(1, false, false, true), strict = small_attention(0, false, false, true);
+  REQUIRE(sdpa_nodes(causal).size() == 1);
+  CHECK(sdpa_nodes(causal)[0]->args[5].b);
+  CHECK(sdpa_nodes(causal)[0]->args[3].is_none());
+  REQUIRE(sdpa_nodes(strict).size() == 1);
+  CHECK_FALSE(sdpa_nodes(strict)[0]->args[5].b);
 }
 
 TEST_CASE("attention written with dropout fuses only when asked", "[rules][attention]") {
