@@ -78,6 +78,43 @@ NodeId bias_first(Draw& d, size_t rank) {
   return d.b.op("aten.add.Tensor", {B::ref(m), B::ref(x)});
 }
 
+// masked_fill(y, c, K)'s softmax backward: where(c, 0, dS) (or where(c, dS, 0)
+// with the kept entries in c), dS = fma(-P, sum(dP·P), dP·P), P the softmax
+// of where(c, K, y), c the causal triangle's masked entries (j > i), or the
+// kept ones; dS in float32 cast to 16 bits a third of the time (autocast).
+NodeId masked_softmax_gradient(Draw& d, size_t rank) {
+  std::vector<SymExpr> shape = d.shape(rank, 2);
+  const SymExpr L = shape[rank - 1];
+  shape[rank - 2] = L;  // square scores: the causal triangle
+  auto iota = [&] {
+    return d.b.op("prims.iota.default", {B::sizes({L}).list[0]},
+                  {{"start", Value::of_int(0)}, {"step", Value::of_int(1)}, {"dtype", Value::of_dtype(DType::Int64)},
+                   {"device", Value::of_text(Value::Kind::Device, "cpu")}, {"requires_grad", Value::of_bool(false)}});
+  };
+  const NodeId col = d.b.op("aten.unsqueeze.default", {B::ref(iota()), Value::of_int(0)});
+  const NodeId row = d.b.op("aten.unsqueeze.default", {B::ref(iota()), Value::of_int(1)});
+  const bool masked_when_true = d.coin();
+  // masked: j > i, as gt or as not(j <= i); kept: j <= i.
+  NodeId c;
+  if (!masked_when_true) c = d.b.op("aten.le.Tensor", {B::ref(col), B::ref(row)});
+  else if (d.coin()) c = d.b.op("aten.gt.Tensor", {B::ref(col), B::ref(row)});
+  else c = d.b.op("aten.bitwise_not.default", {B::ref(d.b.op("aten.le.Tensor", {B::ref(col), B::ref(row)}))});
+  const NodeId y = d.b.input(shape);
+  const NodeId K = constant(d, d.pick(std::vector<double>{-3.4028234663852886e38, -2.535301200456459e30}), DType::Float32);
+  const NodeId x = masked_when_true ? d.b.op("aten.where.self", {B::ref(c), B::ref(K), B::ref(y)})
+                                    : d.b.op("aten.where.self", {B::ref(c), B::ref(y), B::ref(K)});
+  const NodeId p = d.b.op("aten._softmax.default", {B::ref(x), Value::of_int(-1), Value::of_bool(false)});
+  const NodeId dp = d.b.input(shape);
+  const NodeId dpp = d.b.op("aten.mul.Tensor", {B::ref(dp), B::ref(p)});
+  const NodeId sum = d.b.op("aten.sum.dim_IntList", {B::ref(dpp), B::ints({-1}), Value::of_bool(true)});
+  NodeId ds = d.b.op("prims.fma.default", {B::ref(d.b.op("aten.neg.default", {B::ref(p)})), B::ref(sum), B::ref(dpp)});
+  const bool half = d.integer(0, 2) == 0;
+  if (half) ds = d.b.op("prims.convert_element_type.default", {B::ref(ds), Value::of_dtype(DType::BFloat16)});
+  const NodeId zero = constant(d, 0.0, half ? DType::BFloat16 : DType::Float32);
+  return masked_when_true ? d.b.op("aten.where.self", {B::ref(c), B::ref(zero), B::ref(ds)})
+                          : d.b.op("aten.where.self", {B::ref(c), B::ref(ds), B::ref(zero)});
+}
+
 }  // namespace
 
 std::vector<RuleCase> mask_algebra_cases() {
@@ -86,6 +123,7 @@ std::vector<RuleCase> mask_algebra_cases() {
       {"masked-fill-as-add", 1, 6, false, false, masked_fill},
       {"add-small-operands-first", 1, 6, false, false, small_operands},
       {"add-full-operand-first", 1, 6, false, false, bias_first},
+      {"masked-softmax-gradient", 2, 5, false, false, masked_softmax_gradient},
   };
 }
 

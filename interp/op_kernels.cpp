@@ -284,6 +284,12 @@ const std::unordered_map<std::string_view, OpKernel>& kernels() {
            return static_cast<double>(static_cast<int64_t>(x) & static_cast<int64_t>(y));
          });
        }},
+      // ~x: on booleans their negation, on integers the bit complement.
+      {"aten.bitwise_not.default", [](const OpArgs& a) {
+         const DType t = a.tensor("self").dtype;
+         if (t == DType::Bool) return typed(a, map(a.tensor("self"), [](double x) { return x == 0.0 ? 1.0 : 0.0; }, t));
+         return typed(a, map(a.tensor("self"), [](double x) { return static_cast<double>(~static_cast<int64_t>(x)); }, t));
+       }},
       {"aten.logical_not.default", [](const OpArgs& a) {
          return typed(a, map(a.tensor("self"), [](double x) { return x == 0.0 ? 1.0 : 0.0; }, DType::Bool));
        }},

@@ -160,6 +160,7 @@ const Row kRows[] = {
     {"aten.relu.default", C::Pointwise, "Tensor self", sf::unary_same},
     {"aten.pow.Tensor_Scalar", C::Pointwise, "Tensor self, Scalar exponent", sf::pow_scalar},
     {"aten.logical_not.default", C::Pointwise, "Tensor self", sf::logical_not},
+    {"aten.bitwise_not.default", C::Pointwise, "Tensor self", sf::unary_same},
     {"aten.where.self", C::Pointwise, "Tensor condition, Tensor self, Tensor other", sf::where},
     {"prims.fma.default", C::Pointwise, "Tensor a, Tensor b, Tensor c", sf::fma},
     {"prims.convert_element_type.default", C::Pointwise, "Tensor a, ScalarType dtype", sf::convert_element_type},

@@ -251,6 +251,8 @@ bool holds_everywhere(ShapeProver& prover, const Form& f, const SymExpr& rows, c
 }
 
 MaskKind classify(TensorEGraph& t, Id mask, int depth);
+MaskKind classify_condition(TensorEGraph& t, Tracer& tracer, Id cond, const std::vector<SymExpr>& shape,
+                            bool kept_when_true);
 
 // A `where` choosing between 0 and a masking value (-inf, or so negative
 // that exp gives exactly 0 after the row maximum is subtracted).
@@ -283,6 +285,15 @@ MaskKind classify_where(TensorEGraph& t, Tracer& tracer, Id n, const std::vector
   const bool true_keeps = *on_true == 0 && *on_false <= -1e30;
   const bool false_keeps = *on_false == 0 && *on_true <= -1e30;
   if (!true_keeps && !false_keeps) return MaskKind::Other;
+  return classify_condition(t, tracer, cond, shape, true_keeps);
+}
+
+// What a boolean `cond` (broadcast into `shape`) masks: the entries where it
+// fails (kept_when_true) or where it holds.
+MaskKind classify_condition(TensorEGraph& t, Tracer& tracer, Id cond, const std::vector<SymExpr>& shape,
+                            bool kept_when_true) {
+  eg::EGraph& g = t.egraph;
+  const bool false_keeps = !kept_when_true;
   const auto parts = tracer.conj(cond);
   const auto* cs = t.analysis.shape(g, cond);
   if (!parts || !cs || cs->size() > shape.size()) return MaskKind::Other;
@@ -340,5 +351,10 @@ MaskKind classify(TensorEGraph& t, Id mask, int depth) {
 }  // namespace
 
 MaskKind classify_mask(TensorEGraph& t, eg::Id mask) { return classify(t, mask, 0); }
+
+MaskKind classify_mask_condition(TensorEGraph& t, eg::Id cond, const std::vector<SymExpr>& shape, bool kept_when_true) {
+  Tracer tracer(t);
+  return classify_condition(t, tracer, t.egraph.find(cond), shape, kept_when_true);
+}
 
 }  // namespace sator::rules

@@ -25,4 +25,9 @@ enum class MaskKind : uint8_t {
 // What `mask` (a floating tensor class of the e-graph) does to the scores.
 MaskKind classify_mask(TensorEGraph& t, eg::Id mask);
 
+// What masking the entries of `shape` where the boolean `cond` fails
+// (kept_when_true) or holds does: the same kinds, read from the condition
+// alone (masked_fill(x, cond, K) masks where cond holds).
+MaskKind classify_mask_condition(TensorEGraph& t, eg::Id cond, const std::vector<SymExpr>& shape, bool kept_when_true);
+
 }  // namespace sator::rules

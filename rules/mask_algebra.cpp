@@ -5,6 +5,7 @@
 
 #include "rulelang/rule_set.h"
 #include "rules/attention_builder.h"
+#include "rules/causal_mask.h"
 
 namespace sator::rules {
 
@@ -20,7 +21,10 @@ const std::vector<RuleInfo>& mask_algebra_rule_info() {
       {"masked-fill-as-add",
        "where(c, x, K) = x + where(c, 0, K) and where(c, K, x) = x + where(c, K, 0) for a masking constant K <= -2^100 "
        "of x's dtype (x + K rounds to K for |x| < ulp(K)/2)"},
-      {"add-small-operands-first", "(x + y) + z = x + (y + z) when y and z each broadcast into x from fewer elements"}})
+      {"add-small-operands-first", "(x + y) + z = x + (y + z) when y and z each broadcast into x from fewer elements"},
+      {"masked-softmax-gradient",
+       "where(c, 0, dS) = dS for dS = fma(-P, sum(dP·P), dP·P), P = _softmax(where(c, K, y)) with c the causal "
+       "triangle's masked entries (or none) and K <= -2^100: P is exactly 0 where c holds, so dS is"}})
       out.push_back(r);
     return out;
   }();
@@ -86,6 +90,27 @@ bool each_broadcasts_from_fewer(const AttentionBuilder& b, const std::vector<Sym
   return some(*by) && some(*bz);
 }
 
+// Whether class `x` (or the class it is a cast of) holds where(c, K, y) —
+// where(c, y, K) with `masked_when_true` false — for the class `c` and a
+// masking constant K, and c masks the causal triangle or nothing: every row
+// keeps an entry, so the softmax of x is exactly 0 wherever c masks.
+bool masked_rows_keep_an_entry(AttentionBuilder& b, eg::EGraph& g, Id x, Id c, bool masked_when_true) {
+  std::vector<Id> classes{g.find(x)};
+  for (Id cv : b.nodes(g, g.find(x), "prims.convert_element_type.default")) classes.push_back(b.child(g, cv, 0));
+  for (Id cls : classes)
+    for (Id w : b.nodes(g, cls, "aten.where.self")) {
+      const auto cond = arg_class(b, g, w, 0), masking = arg_class(b, g, w, masked_when_true ? 1 : 2);
+      if (!cond || *cond != g.find(c) || !masking) continue;
+      const auto k = b.t.analysis.constant(g, *masking);
+      const auto* shape = b.shape(cls);
+      if (!k || *k > kMaskingConstantAtMost || !shape) continue;
+      const std::vector<SymExpr> s = *shape;
+      const MaskKind kind = classify_mask_condition(b.t, *cond, s, !masked_when_true);
+      if (kind == MaskKind::Causal || kind == MaskKind::Zero) return true;
+    }
+  return false;
+}
+
 }  // namespace
 
 std::vector<eg::Rewrite> mask_algebra_rules(TensorEGraph& t) {
@@ -146,6 +171,44 @@ std::vector<eg::Rewrite> mask_algebra_rules(TensorEGraph& t) {
                     aa.args = {Value::of_node(0), Value::of_node(1)};
                     const Id yz = b->add(g, "aten.add.Tensor", aa, {s[1], s[2]});
                     return b->add(g, "aten.add.Tensor", aa, {s[0], yz});
+                  });
+  // masked_fill(scores, c, K)'s backward zeroes dS where c holds; where the
+  // softmax is already exactly 0 there (every row keeps an entry: the
+  // causal triangle), dS is 0 there too, and the where changes nothing. The
+  // training rule then reads the softmax backward as it is.
+  rs.emplace_back("masked-softmax-gradient", t.lang, "(aten.where.self ?c ?a ?b)",
+                  [b](eg::EGraph& g, Id eclass, Subst s) -> Id {
+                    const Id where = s.root;
+                    const auto c = arg_class(*b, g, where, 0), a = arg_class(*b, g, where, 1), z = arg_class(*b, g, where, 2);
+                    if (!c || !a || !z || b->dtype(g, *c) != DType::Bool) return kNoId;
+                    const auto zero = [&](Id k) {
+                      const auto v = b->t.analysis.constant(g, k);
+                      return v && *v == 0.0;
+                    };
+                    // where(c, 0, dS): the forward masked where c holds; where(c, dS, 0): where it fails.
+                    const bool masked_when_true = zero(*a);
+                    if (!masked_when_true && !zero(*z)) return kNoId;
+                    const Id ds = masked_when_true ? *z : *a;
+                    const auto *sd = b->shape(ds), *so = b->shape(eclass);
+                    if (!sd || !so || !b->same_dims(*sd, *so) || b->dtype(g, ds) != b->dtype(g, eclass)) return kNoId;
+                    // dS, or dS cast to 16 bits (autocast: the softmax backward in float32).
+                    std::vector<Id> fmas = b->nodes(g, ds, "prims.fma.default");
+                    for (Id cv : b->nodes(g, ds, "prims.convert_element_type.default"))
+                      for (Id f : b->nodes(g, b->child(g, cv, 0), "prims.fma.default")) fmas.push_back(f);
+                    for (Id fma : fmas) {
+                      if (g.children(fma).size() != 3) continue;
+                      for (Id neg : b->nodes(g, b->child(g, fma, 0), "aten.neg.default")) {
+                        const Id p = b->child(g, neg, 0);
+                        bool dpp = false;
+                        for (Id m : b->nodes(g, b->child(g, fma, 2), "aten.mul.Tensor"))
+                          dpp |= g.children(m).size() == 2 && (b->child(g, m, 0) == p || b->child(g, m, 1) == p);
+                        if (!dpp) continue;
+                        for (const char* op : {"aten._softmax.default", "aten._safe_softmax.default"})
+                          for (Id sm : b->nodes(g, p, op))
+                            if (masked_rows_keep_an_entry(*b, g, b->child(g, sm, 0), *c, masked_when_true)) return ds;
+                      }
+                    }
+                    return kNoId;
                   });
   return rs;
 }

@@ -6,6 +6,10 @@
 //   masked-fill-as-add     where(c, x, K) = x + where(c, 0, K)
 //                          where(c, K, x) = x + where(c, K, 0)
 //                          for a masking constant K (<= -2^100), of x's dtype
+//   masked-softmax-gradient
+//                          where(c, 0, dS) = dS for the softmax backward dS of
+//                          P = _softmax(where(c, K, y)) when c masks the causal
+//                          triangle (or nothing): masked_fill's backward
 //   add-small-operands-first
 //                          (x + y) + z = x + (y + z) when y + z broadcasts
 //                          into x from fewer elements (a dim of x that both
@@ -23,6 +27,9 @@
 // or NaN x is the exception. add-small-operands-first is exact in real
 // arithmetic; in floating point the sums round in another order (a bias of
 // zeros and large negatives, the case it serves, adds exactly either way).
+// masked-softmax-gradient is exact: every row of the causal triangle keeps
+// its diagonal, so exp(K - max) is 0 in float32 (and float64) at every masked
+// entry, P is exactly 0 there, and so is dS = P·(dP - sum(dP·P)).
 #pragma once
 
 #include <vector>

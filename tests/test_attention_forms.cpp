@@ -255,3 +255,84 @@ TEST_CASE("SDPA's math path under autocast fuses as 16-bit attention (inference)
       if (n.op == "aten.scaled_dot_product_attention.default") CHECK(n.tensor.dtype == DType::Float32);
   }
 }
+
+namespace {
+
+// Causal attention written with masked_fill, as many models write it:
+// scores.masked_fill(~(kv <= q), min) (where(not(j <= i), min, s)), softmax,
+// · v; in training its backward zeroes dS where the mask masks
+// (where(c, 0, dS)). `dropout`: probabilities through dropout 0.1.
+Graph masked_fill_attention(bool training, bool dropout) {
+  B b("masked_fill");
+  const int64_t N = 2, H = 2, L = 8, E = 16;
+  const NodeId q = b.input({N, H, L, E}), k = b.input({N, H, L, E}), v = b.input({N, H, L, E});
+  const auto tr = [&](NodeId x) { return b.op("aten.permute.default", {B::ref(x), B::ints({0, 1, 3, 2})}); };
+  const auto iota = [&] {
+    return b.op("prims.iota.default", {Value::of_int(L)},
+                {{"start", Value::of_int(0)}, {"step", Value::of_int(1)}, {"dtype", Value::of_dtype(DType::Int64)},
+                 {"device", Value::of_text(Value::Kind::Device, "cpu")}, {"requires_grad", Value::of_bool(false)}});
+  };
+  const NodeId col = b.op("aten.unsqueeze.default", {B::ref(iota()), Value::of_int(0)});
+  const NodeId row = b.op("aten.unsqueeze.default", {B::ref(iota()), Value::of_int(1)});
+  const NodeId c = b.op("aten.bitwise_not.default", {B::ref(b.op("aten.le.Tensor", {B::ref(col), B::ref(row)}))});
+  const NodeId lowest = b.op("aten.scalar_tensor.default", {Value::of_float(-3.4028234663852886e38)},
+                             {{"dtype", Value::of_dtype(DType::Float32)}});
+  const NodeId scaled = b.op("aten.div.Tensor", {B::ref(b.op("aten.matmul.default", {B::ref(q), B::ref(tr(k))})),
+                                                 Value::of_float(4.0)});
+  const NodeId s = b.op("aten.where.self", {B::ref(c), B::ref(lowest), B::ref(scaled)});
+  const NodeId p = b.op("aten._softmax.default", {B::ref(s), Value::of_int(-1), Value::of_bool(false)});
+  NodeId pv = p, keep = 0;
+  if (dropout) {
+    const NodeId r = b.op("aten.rand.default", {B::sizes({N, H, L, L})}, {{"dtype", Value::of_dtype(DType::Float32)}});
+    keep = b.op("aten.gt.Scalar", {B::ref(r), Value::of_float(0.1)});
+    pv = b.op("aten.mul.Tensor", {B::ref(b.op("aten.mul.Tensor", {B::ref(keep), B::ref(p)})), Value::of_float(1.0 / 0.9)});
+  }
+  const NodeId o = b.op("aten.matmul.default", {B::ref(pv), B::ref(v)});
+  if (!training) return b.finish({o});
+  const NodeId d_out = b.input({N, H, L, E});
+  NodeId dp = b.op("aten.matmul.default", {B::ref(d_out), B::ref(tr(v))});
+  if (dropout) {
+    const NodeId mask = b.op("aten.mul.Tensor", {B::ref(b.op("prims.convert_element_type.default",
+                                                              {B::ref(keep), Value::of_dtype(DType::Float32)})),
+                                                 Value::of_float(1.0 / 0.9)});
+    dp = b.op("aten.mul.Tensor", {B::ref(dp), B::ref(mask)});
+  }
+  const NodeId dpp = b.op("aten.mul.Tensor", {B::ref(dp), B::ref(p)});
+  const NodeId sum = b.op("aten.sum.dim_IntList", {B::ref(dpp), B::ints({-1}), Value::of_bool(true)});
+  const NodeId fma = b.op("prims.fma.default", {B::ref(b.op("aten.neg.default", {B::ref(p)})), B::ref(sum), B::ref(dpp)});
+  const NodeId zero = b.op("aten.scalar_tensor.default", {Value::of_float(0.0)}, {{"dtype", Value::of_dtype(DType::Float32)}});
+  const NodeId ds = b.op("aten.div.Tensor", {B::ref(b.op("aten.where.self", {B::ref(c), B::ref(zero), B::ref(fma)})),
+                                             Value::of_float(4.0)});
+  const NodeId dq = b.op("aten.matmul.default", {B::ref(ds), B::ref(k)});
+  const NodeId dk = b.op("aten.matmul.default", {B::ref(tr(ds)), B::ref(q)});
+  const NodeId dv = b.op("aten.matmul.default", {B::ref(tr(pv)), B::ref(d_out)});
+  Graph g = b.finish({o, dq, dk, dv});
+  g.nodes[d_out].role = Role::Tangent;
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("causal attention written with masked_fill fuses as is_causal, inference and training", "[attention][forms]") {
+  for (bool training : {false, true}) {
+    INFO((training ? "training" : "inference"));
+    const Graph g = masked_fill_attention(training, false);
+    const pipeline::OptimizeResult r = pipeline::optimize(g, {});
+    CHECK(r.sdpa_out == (training ? 2u : 1u));
+    for (const Node& n : r.output.nodes)
+      if (n.op.find("scaled_dot_product") != std::string::npos && n.op.find("backward") == std::string::npos)
+        CHECK(n.args[training ? 6 : 5].b);  // is_causal
+    CHECK(interp::verify_optimized(g, r.output).status == interp::VerifyResult::Status::Passed);
+    // Without the gradient identity, masked_fill's backward keeps the training block decomposed.
+    if (training) {
+      pipeline::OptimizeOptions o;
+      o.without_rules = {"masked-softmax-gradient"};
+      CHECK(pipeline::optimize(g, o).sdpa_out == 0);
+    }
+  }
+  // With dropout, fused when asked (the kernels draw their own mask).
+  pipeline::OptimizeOptions drop;
+  drop.fuse_dropout = true;
+  CHECK(pipeline::optimize(masked_fill_attention(true, true), drop).sdpa_out == 2);
+  CHECK(pipeline::optimize(masked_fill_attention(true, true), {}).sdpa_out == 0);
+}
