@@ -355,29 +355,23 @@ std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t, bool fuse_dropou
       "(aten.mul.Tensor ?dp ?p)) (aten.mul.Tensor ?dp ?p)))";
   auto applier16 = [b, with_bias](bool dropout) {
     return [b, with_bias, dropout](eg::EGraph& g, Id eclass, Subst s) -> Id {
-    const auto t16 = b->dtype(g, eclass);
-    if (!t16 || (*t16 != DType::BFloat16 && *t16 != DType::Float16)) return kNoId;
-    if (b->dtype(g, s[0]) != DType::Float32 || b->dtype(g, s[1]) != DType::Float32) return kNoId;
-    bool last = false;
-    for (Id f : b->nodes(g, b->child(g, s.root, 0), "prims.fma.default")) last |= sums_last_dim(*b, g, f);
-    if (!last) return kNoId;
-    // The 16-bit class a float32 class is the upcast of.
-    auto narrow_of = [&](Id wide) -> std::vector<Id> {
-      std::vector<Id> out;
-      for (Id cv : b->nodes(g, wide, "prims.convert_element_type.default"))
-        if (b->dtype(g, b->child(g, cv, 0)) == t16) out.push_back(b->child(g, cv, 0));
-      return out;
-    };
-    std::vector<Id> p16 = narrow_of(s[0]);
-    const auto convert = b->t.lang.find_op("prims.convert_element_type.default");
-    if (convert) {  // autocast: P16 = convert(P32, t16)
-      NodeAttrs ca;
-      ca.args = {Value::of_node(0), Value::of_dtype(*t16)};
-      if (auto down = g.lookup(*convert, b->t.lang.intern(ca), std::vector<Id>{g.find(s[0])})) p16.push_back(*down);
-    }
-    for (Id dp : narrow_of(s[1]))
-      for (Id p : p16) fuse_training_attention(b, g, p, dp, eclass, dropout, with_bias);
-    return kNoId;
+      const auto t16 = b->dtype(g, eclass);
+      if (!t16 || (*t16 != DType::BFloat16 && *t16 != DType::Float16)) return kNoId;
+      if (b->dtype(g, s[0]) != DType::Float32 || b->dtype(g, s[1]) != DType::Float32) return kNoId;
+      bool last = false;
+      for (Id f : b->nodes(g, b->child(g, s.root, 0), "prims.fma.default")) last |= sums_last_dim(*b, g, f);
+      if (!last) return kNoId;
+      // The 16-bit class a float32 class is the upcast of.
+      std::vector<Id> p16 = narrowed(*b, g, s[0], *t16);
+      const auto convert = b->t.lang.find_op("prims.convert_element_type.default");
+      if (convert) {  // autocast: P16 = convert(P32, t16)
+        NodeAttrs ca;
+        ca.args = {Value::of_node(0), Value::of_dtype(*t16)};
+        if (auto down = g.lookup(*convert, b->t.lang.intern(ca), std::vector<Id>{g.find(s[0])})) p16.push_back(*down);
+      }
+      for (Id dp : narrowed(*b, g, s[1], *t16))
+        for (Id p : p16) fuse_training_attention(b, g, p, dp, eclass, dropout, with_bias);
+      return kNoId;
     };
   };
   rs.emplace_back("attention-training-16-bit", t.lang, core16, applier16(false));
