@@ -146,7 +146,7 @@ std::vector<eg::Rewrite> mixed_precision_rules(TensorEGraph& t) {
                                     : "(aten.scaled_dot_product_attention.default ?q ?k ?v)";
     rs.emplace_back(
         "attention-on-16-bit-upcasts", t.lang, "(prims.convert_element_type.default " + sdpa + ")",
-        [b, masked](eg::EGraph& g, Id eclass, Subst s) -> Id {
+        [b, masked, device](eg::EGraph& g, Id eclass, Subst s) -> Id {
           const auto t16 = b->dtype(g, eclass);
           if (!t16 || (*t16 != DType::BFloat16 && *t16 != DType::Float16)) return kNoId;
           // The 16-bit class each float32 operand is the upcast of.
@@ -161,11 +161,11 @@ std::vector<eg::Rewrite> mixed_precision_rules(TensorEGraph& t) {
           }
           // A mask goes along only where 16 bits hold it exactly (zeros and
           // masking values), cast as torch's SDPA casts it.
+          // (clamped first where a whole row could be masked, as mask_in does).
           if (masked) {
-            if (!zero_or_masking(*b, g, s[3])) return kNoId;
-            NodeAttrs ca;
-            ca.args = {Value::of_node(0), Value::of_dtype(*t16)};
-            narrow.push_back(b->add(g, "prims.convert_element_type.default", ca, {s[3]}));
+            const Id m16 = mask_in(*b, g, g.find(s[3]), *t16, device);
+            if (m16 == kNoId) return kNoId;
+            narrow.push_back(m16);
           }
           for (Id sd : b->nodes(g, b->child(g, s.root, 0), "aten.scaled_dot_product_attention.default")) {
             if (g.children(sd).size() != narrow.size()) continue;
