@@ -387,9 +387,7 @@ std::vector<RuleCase> recompose_cases() {
     const NodeId sm = upcast_softmax(d, r, t);
     return d.b.op("prims.convert_element_type.default", {B::ref(sm), Value::of_dtype(t)});
   });
-  add("softmax-half-to-float", 1, 6, [](Draw& d, size_t r) {
-    return upcast_softmax(d, r, d.coin() ? DType::BFloat16 : DType::Float16);
-  });
+  add("softmax-half-to-float", 1, 6, [](Draw& d, size_t r) { return upcast_softmax(d, r, DType::Float16); });
   add("safe-softmax-recompose", 1, 6, safe_softmax_written_out);
   add("scale-by-0d-constant", 0, 6, [](Draw& d, size_t r) { return scale_by_0d_constant(d, r, "aten.mul.Tensor"); });
   add("divide-by-0d-constant", 0, 6, [](Draw& d, size_t r) { return scale_by_0d_constant(d, r, "aten.div.Tensor"); });

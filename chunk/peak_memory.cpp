@@ -1,5 +1,7 @@
 #include "chunk/peak_memory.h"
 
+#include "chunk/reduction_staging.h"
+
 #include <algorithm>
 #include <string_view>
 
@@ -45,11 +47,12 @@ double chunked_transient_bytes(const Graph& g, const Node& n) {
 namespace {
 
 // What a node holds while it runs beyond its result: a chunked node's body
-// at its largest chunk, an op's own eager temporary.
+// at its largest chunk, an op's own eager temporary, a reduction's staging
+// buffer.
 double transient_bytes(const Graph& g, const Node& n) {
   if (n.op == kChunkedOp) return chunked_transient_bytes(g, n);
   if (op_has(n.op, OpFact::EagerTemporary) && n.result == Node::Result::Tensor) return tensor_bytes(g, n.tensor);
-  return 0.0;
+  return reduction_staging_bytes(g, n);
 }
 
 }  // namespace

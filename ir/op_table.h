@@ -74,6 +74,17 @@ enum class OpFact : uint16_t {
   // runs (prims.fma is a * b, then + c): measured on the H100, the miss of
   // OPT's training graphs' peak estimates (docs/results/memory.md).
   EagerTemporary = 1 << 10,
+  // Its results' layout is the kernel's choice, not implied by its inputs'
+  // (the fused attention kernels write their output in BSHD order): the
+  // writer does not know their strides, and views of them become reshapes.
+  OwnLayout = 1 << 11,
+  // Run eagerly on the GPU it is ATen's reduction kernel, which may stage
+  // partial results in a global buffer while it runs (chunk/reduction_staging.h);
+  // its accumulator is the input's float type, or (with the facts below) a
+  // Welford state or a value with its index.
+  CudaReduction = 1 << 12,
+  WelfordReduction = 1 << 13,
+  IndexReduction = 1 << 14,
 };
 bool op_has(std::string_view op, OpFact fact);
 // Every op with the fact, in the fact table's order.

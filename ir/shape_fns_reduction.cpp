@@ -77,8 +77,11 @@ Inferred softmax(InferContext& c) {
   const TensorType& self = c.tensor("self");
   c.wrap_dim(c.int_arg("dim"), self.shape.size());
   const bool half_to_float = c.bool_arg("half_to_float");
-  if (half_to_float && self.dtype != DType::Float16 && self.dtype != DType::BFloat16)
-    c.fail("_softmax: half_to_float needs a 16-bit input");
+  // PyTorch's CUDA kernel and its decomposition (what Inductor lowers) take
+  // half_to_float only for float16: bfloat16 raises "conversion is supported
+  // for Half type only".
+  if (half_to_float && self.dtype != DType::Float16)
+    c.fail("_softmax: half_to_float needs a float16 input (PyTorch supports it for Half only)");
   return Inferred::tensor(self.shape, half_to_float ? DType::Float32 : self.dtype);
 }
 

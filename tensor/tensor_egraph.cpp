@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "ir/op_table.h"
+#include "tensor/written_layout.h"
 
 namespace sator {
 
@@ -39,18 +40,6 @@ TensorEGraph::TensorEGraph(const Graph& g)
 // ---------------------------------------------------------------------------
 
 namespace {
-
-// PyTorch's is_contiguous: dimensions of size 1 may have any stride.
-bool is_contiguous(const std::vector<SymExpr>& shape, const std::vector<SymExpr>& strides) {
-  SymExpr expected = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    if (shape[i] == SymExpr(1)) continue;
-    if (shape[i] == SymExpr(0)) return true;
-    if (!(strides[i] == expected)) return false;
-    expected = expected * shape[i];
-  }
-  return true;
-}
 
 bool writes_view_or_reshape(const std::string& op) { return op_has(op, OpFact::ViewOrReshape); }
 
@@ -98,7 +87,7 @@ class GraphWriter {
     for (NodeId i = 0; i < t_.source().nodes.size(); ++i) {
       const Node& n = t_.source().nodes[i];
       if (n.op != "placeholder") continue;
-      emitted_[t_.class_of(i)] = push(n, static_cast<int64_t>(i), is_contiguous(n.tensor.shape, n.tensor.stride));
+      emitted_[t_.class_of(i)] = push(n, static_cast<int64_t>(i), is_contiguous(n.tensor.shape, n.tensor.stride), true);
     }
     std::vector<Value> results;
     for (const auto& o : t_.outputs()) results.push_back(o ? Value::of_node(emit(*o, std::numeric_limits<int64_t>::max())) : Value::none());
@@ -113,10 +102,11 @@ class GraphWriter {
  private:
   static constexpr NodeId kNone = ~NodeId{0};
 
-  NodeId push(Node n, int64_t original, bool contiguous) {
+  NodeId push(Node n, int64_t original, bool contiguous, bool known) {
     out_.nodes.push_back(std::move(n));
     original_of_.push_back(original);
     contiguous_.push_back(contiguous);
+    known_.push_back(known || contiguous);
     return static_cast<NodeId>(out_.nodes.size() - 1);
   }
 
@@ -295,7 +285,7 @@ class GraphWriter {
       for (size_t k = 0; same_inputs && k < kids.size(); ++k)
         same_inputs = original_of_[kids[k]] == static_cast<int64_t>(src_kids[k]);
     }
-    bool contiguous = true;
+    bool contiguous = true, known = true;
     for (NodeId k : kids) contiguous &= contiguous_[k] || out_.nodes[k].result != Node::Result::Tensor;
     if (same_inputs && !writes_view_or_reshape(node.op)) {
       const Node& src = t_.source().nodes[source];
@@ -303,26 +293,27 @@ class GraphWriter {
       node.outputs = src.outputs.empty() ? node.outputs : src.outputs;
       if (d.result == Node::Result::Tensor) contiguous = is_contiguous(node.tensor.shape, node.tensor.stride);
     } else if (d.result == Node::Result::Tensor) {
-      derive_strides(node, kids, contiguous);
+      derive_strides(node, kids, contiguous, known);
     } else if (d.result == Node::Result::Tuple) {
-      for (OutputSlot& s : node.outputs)
-        if (s.kind == OutputSlot::Kind::Tensor) s.tensor.stride = contiguous_strides(s.tensor.shape);
+      derive_tuple_strides(node, kids, contiguous, known);
     }
-    const NodeId id = push(std::move(node), is_original ? static_cast<int64_t>(source) : -1, contiguous);
+    const NodeId id = push(std::move(node), is_original ? static_cast<int64_t>(source) : -1, contiguous, known);
     enode_of_.resize(id + 1, eg::kNoId);
     enode_of_[id] = n;
     written(cls, copy) = id;
     return id;
   }
 
-  // Strides of a node whose inputs changed: layout ops follow their input,
-  // a view of a non-contiguous input becomes a reshape, anything else is
-  // taken as contiguous only when all its inputs are.
-  void derive_strides(Node& node, const std::vector<NodeId>& kids, bool& contiguous) {
+  // Strides of a node whose inputs changed (written_layout.h): layout ops
+  // follow their input's known strides, a view of an input whose strides
+  // do not allow it becomes a reshape, a result of an op that picks its own
+  // layout is unknown, and anything else is contiguous when all its inputs
+  // are (PyTorch's kernels write dense results in their inputs' layout).
+  void derive_strides(Node& node, const std::vector<NodeId>& kids, bool& contiguous, bool& known) {
     const std::vector<SymExpr>& shape = node.tensor.shape;
     const Node* in = kids.empty() ? nullptr : &out_.nodes[kids[0]];
     if (writes_view_or_reshape(node.op) && in) {
-      if (!contiguous_[kids[0]])
+      if (!contiguous_[kids[0]] && known_[kids[0]])
         if (const auto strides = constant_view_strides(*in, shape)) {
           // A non-contiguous input whose dims split or merge within
           // contiguous runs (a piece of a split, heads of a fused qkv):
@@ -334,20 +325,42 @@ class GraphWriter {
         }
       node.op = contiguous_[kids[0]] ? "aten.view.default" : "aten.reshape.default";
       node.tensor.stride = contiguous_strides(shape);
-      contiguous = contiguous_[kids[0]];
+      contiguous = known = contiguous_[kids[0]];
       return;
     }
-    if (node.op == "aten.permute.default" && in && in->tensor.stride.size() == shape.size()) {
-      const Value& dims = node.args[1];
-      node.tensor.stride.clear();
-      for (const Value& dv : dims.list) {
-        int64_t dd = dv.i < 0 ? dv.i + static_cast<int64_t>(shape.size()) : dv.i;
-        node.tensor.stride.push_back(in->tensor.stride[static_cast<size_t>(dd)]);
-      }
-      contiguous = contiguous_[kids[0]] && is_contiguous(shape, node.tensor.stride);
+    if (node.op == "getitem" && in && in->result == Node::Result::Tuple && node.args.size() > 1 &&
+        node.args[1].kind == Value::Kind::Int && node.args[1].i >= 0 &&
+        static_cast<size_t>(node.args[1].i) < in->outputs.size() && known_[kids[0]]) {
+      node.tensor.stride = in->outputs[static_cast<size_t>(node.args[1].i)].tensor.stride;
+      contiguous = is_contiguous(shape, node.tensor.stride);
+      return;
+    }
+    if (in && op_has(node.op, OpFact::Aliases)) {
+      const auto strides = known_[kids[0]] ? layout_op_strides(node, *in) : std::nullopt;
+      known = strides.has_value();
+      node.tensor.stride = known ? *strides : contiguous_strides(shape);
+      contiguous = known && is_contiguous(shape, node.tensor.stride);
       return;
     }
     node.tensor.stride = contiguous_strides(shape);
+    if (op_has(node.op, OpFact::OwnLayout) || node.op == "getitem") contiguous = false;
+    known = contiguous;
+  }
+
+  // A tuple op's results: a split's pieces keep their input's strides;
+  // others as derive_strides says for one result.
+  void derive_tuple_strides(Node& node, const std::vector<NodeId>& kids, bool& contiguous, bool& known) {
+    const Node* in = kids.empty() ? nullptr : &out_.nodes[kids[0]];
+    if (in && known_[kids[0]])
+      if (const auto pieces = view_pieces_strides(node, *in)) {
+        for (size_t i = 0; i < pieces->size(); ++i) node.outputs[i].tensor.stride = (*pieces)[i];
+        contiguous = false;  // per piece: getitem reads its strides
+        return;
+      }
+    for (OutputSlot& s : node.outputs)
+      if (s.kind == OutputSlot::Kind::Tensor) s.tensor.stride = contiguous_strides(s.tensor.shape);
+    if (op_has(node.op, OpFact::OwnLayout) || op_has(node.op, OpFact::Aliases)) contiguous = false;
+    known = contiguous;
   }
 
   const TensorEGraph& t_;
@@ -363,6 +376,7 @@ class GraphWriter {
   std::vector<char> open_;             // by class id: its children are being written
   std::vector<int64_t> original_of_;   // by output node: the source node it copies, or -1
   std::vector<bool> contiguous_;       // by output node: its runtime layout is known contiguous
+  std::vector<bool> known_;            // by output node: its strides (a tuple's: each result's) are the runtime ones
   std::unordered_set<std::string> taken_;
   std::unordered_set<NodeId> used_;
   size_t counter_ = 0;

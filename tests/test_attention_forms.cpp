@@ -127,6 +127,27 @@ TEST_CASE("attention written each way models write it fuses and verifies (infere
       }
 }
 
+TEST_CASE("a view of the fused attention's output is written as reshape", "[attention][forms]") {
+  // The attention kernels choose their output's layout (flash and efficient
+  // write BSHD), so a view of the fused output that held for the matmul's
+  // contiguous result may not hold for the kernel's: the writer must emit
+  // reshape, which PyTorch serves as a view where the strides allow it.
+  B b("viewed");
+  const NodeId q = b.input({2, 2, 8, 16}), k = b.input({2, 2, 8, 16}), v = b.input({2, 2, 8, 16});
+  const NodeId kt = b.op("aten.transpose.int", {B::ref(k), Value::of_int(-2), Value::of_int(-1)});
+  const NodeId sc = b.op("aten.mul.Tensor", {B::ref(b.op("aten.matmul.default", {B::ref(q), B::ref(kt)})), Value::of_float(0.25)});
+  const NodeId p = b.op("aten._softmax.default", {B::ref(sc), Value::of_int(-1), Value::of_bool(false)});
+  const NodeId o = b.op("aten.matmul.default", {B::ref(p), B::ref(v)});
+  const NodeId y = b.op("aten.view.default", {B::ref(o), B::ints({4, 128})});
+  const Graph g = b.finish({y});
+  const pipeline::OptimizeResult r = pipeline::optimize(g, {});
+  REQUIRE(r.sdpa_out == 1);
+  const Node& out = r.output.nodes[r.output.nodes.back().args[0].list[0].node];
+  CHECK(out.op == "aten.reshape.default");
+  CHECK(r.output.nodes[out.args[0].node].op == "aten.scaled_dot_product_attention.default");
+  CHECK(interp::verify_optimized(g, r.output).status == interp::VerifyResult::Status::Passed);
+}
+
 TEST_CASE("attention written each way models write it fuses and verifies (training)", "[attention][forms]") {
   for (Scale scale : {Scale::MulNumber, Scale::DivNumber, Scale::DivConstant, Scale::DivInexactConstant,
                       Scale::MulConstant, Scale::RootOnQAndK, Scale::None})

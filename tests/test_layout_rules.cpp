@@ -111,6 +111,59 @@ TEST_CASE("a view of a non-contiguous value is written as reshape", "[rules]") {
   CHECK(chain(g) == std::vector<std::string>{"aten.reshape.default", "aten.permute.default"});
 }
 
+TEST_CASE("a view of a broadcast expand is written as reshape, with the expand's zero stride", "[rules]") {
+  // GPT-J's rotary embedding: a split's piece, unsqueezed twice (a rule
+  // makes that one view, a new node), expanded along a size-1 dim, cloned,
+  // viewed. The clone has the expand's value, so the extraction drops it; a
+  // view of the expand itself fails (its broadcast dim has stride 0) in
+  // eager PyTorch and in Inductor alike. The expand's strides follow from
+  // its input's, which the writer knows.
+  const std::string body = std::string(R"({"name":"x","op":"placeholder","role":"input","shape":[8,4,6],"stride":[24,6,1],"dtype":"float32"},)") +
+      R"({"name":"s","op":"aten.split.Tensor","args":[{"node":"x"},3,-1],"outputs":[{"shape":[8,4,3],"stride":[24,6,1],"dtype":"float32"},{"shape":[8,4,3],"stride":[24,6,1],"dtype":"float32"}]},)" +
+      R"({"name":"g","op":"getitem","args":[{"node":"s"},1],"shape":[8,4,3],"stride":[24,6,1],"dtype":"float32"},)" +
+      R"({"name":"a","op":"aten.unsqueeze.default","args":[{"node":"g"},2],"shape":[8,4,1,3],"stride":[24,6,3,1],"dtype":"float32"},)" +
+      R"({"name":"a2","op":"aten.unsqueeze.default","args":[{"node":"a"},4],"shape":[8,4,1,3,1],"stride":[24,6,3,1,1],"dtype":"float32"},)" +
+      R"({"name":"b","op":"aten.expand.default","args":[{"node":"a2"},[8,4,1,3,2]],"shape":[8,4,1,3,2],"stride":[24,6,3,1,0],"dtype":"float32"},)" +
+      R"({"name":"c","op":"aten.clone.default","args":[{"node":"b"}],"shape":[8,4,1,3,2],"stride":[24,6,6,2,1],"dtype":"float32"},)" +
+      R"({"name":"y","op":"aten.view.default","args":[{"node":"c"},[8,4,1,6]],"shape":[8,4,1,6],"stride":[24,6,6,1],"dtype":"float32"},)" +
+      R"({"name":"output","op":"output","args":[[{"node":"y"}]]})";
+  Graph g = read_graph_text(test::document(body), "t.json");
+  ShapeProver prover(g.symbols);
+  REQUIRE(check_shapes(g, prover).issues.empty());
+  const Graph out = pipeline::optimize(g, {}).output;
+  const Node& y = out.nodes[out.nodes.back().args[0].list[0].node];
+  const Node& in = out.nodes[y.args[0].node];
+  REQUIRE(in.op == "aten.expand.default");  // the clone is gone
+  CHECK(y.op == "aten.reshape.default");
+  CHECK(in.tensor.stride == std::vector<SymExpr>{24, 6, 3, 1, 0});
+}
+
+TEST_CASE("a view of a fused attention kernel's output is written as reshape", "[rules]") {
+  // The efficient kernel writes its output in BSHD order: a [B, H, S, D]
+  // result whose strides are not contiguous. Where the kernel is a new node
+  // (here: its query is x once the permute pair cancels) the writer cannot
+  // read its strides from the source, and must not write a view of it.
+  const std::string q =
+      R"({"name":"q","op":"placeholder","role":"input","shape":[2,4,8,16],"stride":[512,128,16,1],"dtype":"float32"},)";
+  const std::string body =
+      q + node("a", "aten.permute.default", R"([{"node":"q"},[0,2,1,3]])", "[2,8,4,16]") + "," +
+      node("b", "aten.permute.default", R"([{"node":"a"},[0,2,1,3]])", "[2,4,8,16]") + "," +
+      R"({"name":"att","op":"aten._scaled_dot_product_efficient_attention.default","args":[{"node":"b"},{"node":"q"},{"node":"q"},null,false],)"
+      R"("outputs":[{"shape":[2,4,8,16],"stride":[512,16,64,1],"dtype":"float32"},{"shape":[2,4,0],"stride":[0,0,1],"dtype":"float32"},)"
+      R"({"shape":[],"stride":[],"dtype":"int64"},{"shape":[],"stride":[],"dtype":"int64"}]},)" +
+      R"({"name":"o","op":"getitem","args":[{"node":"att"},0],"shape":[2,4,8,16],"stride":[512,16,64,1],"dtype":"float32"},)" +
+      node("y", "aten.view.default", R"([{"node":"o"},[8,8,16]])", "[8,8,16]");
+  Graph g = read_graph_text(test::document(body + R"(,{"name":"output","op":"output","args":[[{"node":"y"}]]})"), "t.json");
+  ShapeProver prover(g.symbols);
+  REQUIRE(check_shapes(g, prover).issues.empty());
+  const Graph out = pipeline::optimize(g, {}).output;
+  const Node& y = out.nodes[out.nodes.back().args[0].list[0].node];
+  const Node& att = out.nodes[out.nodes[y.args[0].node].args[0].node];
+  REQUIRE(att.op == "aten._scaled_dot_product_efficient_attention.default");
+  CHECK(out.nodes[att.args[0].node].name == "q");  // the permute pair is gone: a new attention node
+  CHECK(y.op == "aten.reshape.default");
+}
+
 TEST_CASE("layout ops move through elementwise ops and cancel", "[rules]") {
   // view(convert(view(x))) back to x's shape: just the conversion.
   const std::string conv = R"({"name":"b","op":"prims.convert_element_type.default","args":[{"node":"a"},{"dtype":"bfloat16"}],"shape":["s0",24],"stride":[24,1],"dtype":"bfloat16"})";

@@ -95,6 +95,7 @@ def main():
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--deadline", type=float, default=1e9, help="seconds; graphs not started by then are skipped")
     ap.add_argument("--no-compile", action="store_true", help="eager runs only")
+    ap.add_argument("--shard", default="0/1", help="K/N: every N-th graph from the K-th (parallel processes)")
     a = ap.parse_args()
     sator = find_sator()
     if not sator:
@@ -103,8 +104,10 @@ def main():
     paths = sorted(os.path.join(d, f) for d in a.folders for f in os.listdir(d) if f.endswith(".json"))
     if a.only:
         paths = [p for p in paths if os.path.basename(p)[:-5] in a.only]
+    k, n = (int(x) for x in a.shard.split("/"))
+    paths = paths[k::n]
     rows, start = [], time.time()
-    out_path = os.path.join(a.out_dir, "peak_estimates.json")
+    out_path = os.path.join(a.out_dir, "peak_estimates.json" if n == 1 else f"peak_estimates.{k}of{n}.json")
     with tempfile.TemporaryDirectory() as tmp:
         for p in paths:
             name = os.path.basename(p)[:-5]

@@ -9,6 +9,8 @@
 #   python/gpu/run_all.sh OUT_DIR zoo        (issue 21: Inductor's op list regenerated, the pass's never-break test, then
 #                                             the zoo rows not yet in docs/results/zoo/zoo.jsonl, for $ZOO_SECONDS (480);
 #                                             more zoo.py arguments in $ZOO_ARGS, e.g. "--size tiny" or "--archs gpt2")
+#   python/gpu/run_all.sh OUT_DIR memory     (issue 25: reductions' staging buffers, node-by-node traces of the graphs
+#                                             the estimate misses or the loader fails, the fused dropout statistics)
 #   python/gpu/run_all.sh OUT_DIR peaks      (issue 25: the peak estimate against the measured CUDA peak of every corpus
 #                                             and zoo graph and sator's output of it, eager and compiled: peak_estimates.json)
 # Needs $SATOR (the sator binary; with its shared libraries on LD_LIBRARY_PATH)
@@ -112,6 +114,23 @@ PY
     peaks)  # issue 25 item 3: the peak estimate against the measured CUDA peak, eager and compiled, corpus and zoo
       timeout "${PEAK_SECONDS:-540}" python3 python/gpu/peak_estimates.py "$out" corpus/graphs corpus/zoo/graphs \
         --deadline $(( ${PEAK_SECONDS:-540} - 40 )) ;;
-    *) echo "mode: steps, validate, all, again, bias, final, checks, unseen, zoo or peaks" ;;
+    memory)  # issue 25: reductions' staging buffers; where the estimate misses or the loader fails, node by node
+             # (graphs and sator's outputs of them); the dropout statistics of the fused block; $MEMORY_ZOO_ROWS again
+      timeout 120 python3 python/gpu/reduction_workspace.py "$out/reduction_workspace.json"
+      mkdir -p "$tmp/traces"
+      for g in ${TRACE_GRAPHS:-opt.amp-sdpa.train.g1 opt.bf16-sdpa.train.g1 gptj.amp-eager.infer.g0 gptj.amp-eager.train.g0 vit.amp-sdpa.train.g0 opt.bf16-eager.train.g2}; do
+        f=corpus/zoo/graphs/$g.json; [ -f "$f" ] || f=corpus/graphs/$g.json
+        "$SATOR" optimize "$f" -o "$tmp/traces/$g.sator.json" > /dev/null
+        timeout 120 python3 python/gpu/peak_trace.py "$f" --json "$tmp/traces/$g.json"
+        timeout 120 python3 python/gpu/peak_trace.py "$tmp/traces/$g.sator.json" --json "$tmp/traces/$g.sator.trace.json"
+      done
+      python3 -c "import glob, json, sys; json.dump({f.rsplit('/', 1)[1]: json.load(open(f)) for f in sorted(glob.glob(sys.argv[1] + '/*.json')) if f.endswith('.trace.json') or not f.endswith('.sator.json')}, open(sys.argv[2], 'w'), indent=1)" "$tmp/traces" "$out/traces.json"
+      timeout 200 python3 python/gpu/dropout_stats.py "$out/dropout_stats_amp.json" --seeds 256
+      timeout 200 python3 python/gpu/dropout_stats.py "$out/dropout_stats_fp32.json" --seeds 256 --fp32
+      if [ -n "${MEMORY_ZOO_ROWS:-}" ]; then
+        timeout 300 python3 python/gpu/zoo.py "$out/zoo" --parallel 2 --deadline 200 --rows $MEMORY_ZOO_ROWS
+        cp "$out/zoo/zoo.jsonl" "$out/zoo.jsonl"; rm -rf "$out/zoo"
+      fi ;;
+    *) echo "mode: steps, validate, all, again, bias, final, checks, unseen, zoo, peaks or memory" ;;
   esac
 } 2>&1 | tee "$out/log.txt"

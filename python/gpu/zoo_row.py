@@ -373,7 +373,9 @@ def cache_check(row, pass_obj):
 
 def run(a):
     import torch
-    from sator_torch.inductor_pass import InductorPass
+    from sator_torch.inductor_pass import InductorPass, find_sator
+    if not find_sator():  # the row would measure plain torch.compile twice
+        raise RuntimeError("sator did not run: no binary found (set $SATOR)")
 
     result = {"row": f"{a.arch}/{a.setup}/{a.phase}", "arch": a.arch, "setup": a.setup, "phase": a.phase,
               "size": a.size, "iters": a.iters, "torch": torch.__version__}
@@ -464,6 +466,8 @@ def run(a):
         except Exception as e:
             result["cache_check"] = {"raised": f"{type(e).__name__}: {e}"[:1000]}
     result["status"] = "raised" if (result["sator"].get("raised") or result["plain"].get("raised")) else "ok"
+    if any("no sator binary" in (x.get("skipped") or "") for x in result.get("pass_reports") or []):
+        result["status"], result["reason"] = "failed", "sator did not run: no binary found ($SATOR)"
     return result
 
 
