@@ -60,12 +60,19 @@ def main():
     ap.add_argument("--seq", type=int, default=1024)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--attn", default="sdpa")
+    ap.add_argument("--memory-budget", type=float, default=None,
+                    help="torch._functorch.config.activation_memory_budget: the partitioner recomputes "
+                         "activations to keep this fraction of what it would save (1.0: its default)")
     ap.add_argument("--arch", default="gpt2", choices=("gpt2", "llama-vocab128k"),
                     help="llama-vocab128k: the zoo's vocab128k Llama (4 layers, hidden 1024, vocabulary 128,256); "
                          "pass --batch 2 --seq 2048 for issue 25's step")
     a = ap.parse_args()
     import transformers
     info = configure(a.config)
+    if a.memory_budget is not None:
+        import torch._functorch.config as fc
+        fc.activation_memory_budget = a.memory_budget
+        info["activation_memory_budget"] = a.memory_budget
     torch.manual_seed(0)
     if a.arch == "gpt2":
         cfg = transformers.GPT2Config(n_layer=a.layers)

@@ -128,7 +128,7 @@ PY
       timeout 200 python3 python/gpu/dropout_stats.py "$out/dropout_stats_amp.json" --seeds 256
       timeout 200 python3 python/gpu/dropout_stats.py "$out/dropout_stats_fp32.json" --seeds 256 --fp32
       if [ -n "${MEMORY_ZOO_ROWS:-}" ]; then
-        timeout 300 python3 python/gpu/zoo.py "$out/zoo" --parallel 2 --deadline 200 --rows $MEMORY_ZOO_ROWS
+        timeout 480 python3 python/gpu/zoo.py "$out/zoo" --parallel 2 --rows $MEMORY_ZOO_ROWS  # (a --deadline under a row's own timeout starts none)
         cp "$out/zoo/zoo.jsonl" "$out/zoo.jsonl"; rm -rf "$out/zoo"
       fi ;;
     *) echo "mode: steps, validate, all, again, bias, final, checks, unseen, zoo, peaks or memory" ;;
