@@ -277,13 +277,17 @@ class GraphWriter {
     node.tensor.dtype = d.type.dtype;
     node.outputs = d.outputs;
 
-    // Recorded strides hold when the node and all its inputs are the source's.
+    // Recorded strides hold when the node and all its inputs are the
+    // source's, the inputs laid out as the source recorded them (an input
+    // written as a view into a larger buffer, its copy dropped, has other
+    // strides, and so do the layout ops and kernels reading it).
     bool same_inputs = is_original;
     if (is_original) {
       const std::vector<NodeId> src_kids = tensor_children(t_.source(), source);
       same_inputs = src_kids.size() == kids.size();
       for (size_t k = 0; same_inputs && k < kids.size(); ++k)
-        same_inputs = original_of_[kids[k]] == static_cast<int64_t>(src_kids[k]);
+        same_inputs = original_of_[kids[k]] == static_cast<int64_t>(src_kids[k]) &&
+                      laid_out_as_recorded(kids[k], t_.source().nodes[src_kids[k]]);
     }
     bool contiguous = true, known = true;
     for (NodeId k : kids) contiguous &= contiguous_[k] || out_.nodes[k].result != Node::Result::Tensor;
@@ -302,6 +306,29 @@ class GraphWriter {
     enode_of_[id] = n;
     written(cls, copy) = id;
     return id;
+  }
+
+  // Whether written node `id`'s strides are known and are those the source
+  // recorded for `src` (for a tuple: each result's).
+  bool laid_out_as_recorded(NodeId id, const Node& src) const {
+    if (!known_[id]) return false;
+    const Node& w = out_.nodes[id];
+    // Equal strides where a dim has more than one element (a size-1 dim's
+    // stride is arbitrary: PyTorch records whatever its kernel chose).
+    auto same = [](const TensorType& a, const TensorType& b) {
+      if (a.shape != b.shape || a.stride.size() != a.shape.size() || b.stride.size() != b.shape.size()) return false;
+      for (size_t i = 0; i < a.shape.size(); ++i)
+        if (!(a.shape[i] == SymExpr(1)) && !(a.stride[i] == b.stride[i])) return false;
+      return true;
+    };
+    if (w.result == Node::Result::Tensor) return same(w.tensor, src.tensor);
+    if (w.result == Node::Result::Tuple) {
+      if (w.outputs.size() != src.outputs.size()) return false;
+      for (size_t i = 0; i < w.outputs.size(); ++i)
+        if (w.outputs[i].kind == OutputSlot::Kind::Tensor && !same(w.outputs[i].tensor, src.outputs[i].tensor))
+          return false;
+    }
+    return true;
   }
 
   // Strides of a node whose inputs changed (written_layout.h): layout ops
@@ -343,8 +370,35 @@ class GraphWriter {
       return;
     }
     node.tensor.stride = contiguous_strides(shape);
-    if (op_has(node.op, OpFact::OwnLayout) || node.op == "getitem") contiguous = false;
+    const OpInfo* info = find_op(node.op);
+    if (op_has(node.op, OpFact::OwnLayout) || node.op == "getitem") {
+      contiguous = false;
+    } else if (info && (info->cls == OpClass::Matmul || op_has(node.op, OpFact::CudaReduction))) {
+      contiguous = true;  // a fresh result: cuBLAS's and the reductions' outputs are allocated contiguous
+    } else if (info && info->cls == OpClass::Pointwise) {
+      // TensorIterator lays its result out in the order its inputs' strides
+      // give: row-major when every input steps through its dims in that
+      // order (contiguous, broadcast with stride 0, or a slice of a wider one).
+      contiguous = true;
+      for (NodeId k : kids)
+        if (out_.nodes[k].result == Node::Result::Tensor) contiguous &= known_[k] && row_major_ordered(out_.nodes[k].tensor);
+    }
     known = contiguous;
+  }
+
+  // Whether a tensor's strides, over its dims of more than one element and
+  // a nonzero stride, fall from the first dim to the last (constants only).
+  static bool row_major_ordered(const TensorType& t) {
+    if (t.stride.size() != t.shape.size()) return false;
+    int64_t last = -1;
+    for (size_t i = 0; i < t.shape.size(); ++i) {
+      if (t.shape[i] == SymExpr(1) || t.stride[i] == SymExpr(0)) continue;
+      const auto s = t.stride[i].as_constant();
+      if (!s) return is_contiguous(t.shape, t.stride);
+      if (last >= 0 && *s > last) return false;
+      last = *s;
+    }
+    return true;
   }
 
   // A tuple op's results: a split's pieces keep their input's strides;

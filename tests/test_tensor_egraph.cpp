@@ -108,3 +108,32 @@ TEST_CASE("16-bit constants are known when the type holds them exactly", "[tenso
     CHECK(u.analysis.constant(u.egraph, u.class_of(c)).has_value() == known);
   }
 }
+
+TEST_CASE("the writer keeps recorded strides only where the inputs are laid out as recorded", "[tensor-egraph]") {
+  // c = clone(s) of a slice s, and the e-graph knows c = s: writing s for c
+  // leaves u1 = unsqueeze(c) reading the slice (strides [.., 6, 1], not the
+  // copy's [.., 3, 1]); u = unsqueeze(u1) keeps its input u1, but not u1's
+  // recorded layout, so its recorded strides are not its runtime ones and
+  // a view of it must be a reshape.
+  const std::string body = std::string(R"({"name":"x","op":"placeholder","role":"input","shape":[4,6],"stride":[6,1],"dtype":"float32"},)") +
+      R"({"name":"s","op":"aten.slice.Tensor","args":[{"node":"x"},1,0,3],"shape":[4,3],"stride":[6,1],"dtype":"float32"},)" +
+      R"({"name":"c","op":"aten.clone.default","args":[{"node":"s"}],"shape":[4,3],"stride":[3,1],"dtype":"float32"},)" +
+      R"({"name":"u1","op":"aten.unsqueeze.default","args":[{"node":"c"},0],"shape":[1,4,3],"stride":[12,3,1],"dtype":"float32"},)" +
+      R"({"name":"u","op":"aten.unsqueeze.default","args":[{"node":"u1"},3],"shape":[1,4,3,1],"stride":[12,3,1,1],"dtype":"float32"},)" +
+      R"({"name":"y","op":"aten.view.default","args":[{"node":"u"},[12]],"shape":[12],"stride":[1],"dtype":"float32"},)" +
+      R"({"name":"output","op":"output","args":[[{"node":"y"}]]})";
+  const Graph g = read_graph_text(test::document(body), "t.json");
+  TensorEGraph t(g);
+  const NodeId s = *g.find_node("s"), c = *g.find_node("c");
+  t.egraph.union_classes(t.class_of(s), t.class_of(c), "clone(s) = s");
+  t.egraph.rebuild();
+  // Each class its source node; the merged class the slice.
+  auto x = eg::greedy_extract(t.egraph, [&](eg::Id n) { return t.original_node(n) == static_cast<int64_t>(c) ? 10.0 : 1.0; });
+  REQUIRE(t.original_node(x.choice[t.class_of(s)]) == static_cast<int64_t>(s));
+  const Graph out = t.write(x);
+  const Node& y = out.nodes[out.nodes.back().args[0].list[0].node];
+  const Node& u = out.nodes[y.args[0].node];
+  REQUIRE(u.name == "u");
+  CHECK(u.tensor.stride[1] == SymExpr(6));  // derived from the slice, not recorded
+  CHECK(y.op == "aten.reshape.default");
+}
