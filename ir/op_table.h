@@ -85,6 +85,10 @@ enum class OpFact : uint16_t {
   CudaReduction = 1 << 12,
   WelfordReduction = 1 << 13,
   IndexReduction = 1 << 14,
+  // Writes a fresh contiguous result whatever its inputs' layout (cuBLAS's
+  // products, the reductions); unlike a convolution, whose result follows
+  // its input's memory format.
+  FreshContiguous = 1 << 15,
 };
 bool op_has(std::string_view op, OpFact fact);
 // Every op with the fact, in the fact table's order.

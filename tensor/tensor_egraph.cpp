@@ -331,11 +331,13 @@ class GraphWriter {
     return true;
   }
 
-  // Strides of a node whose inputs changed (written_layout.h): layout ops
-  // follow their input's known strides, a view of an input whose strides
-  // do not allow it becomes a reshape, a result of an op that picks its own
-  // layout is unknown, and anything else is contiguous when all its inputs
-  // are (PyTorch's kernels write dense results in their inputs' layout).
+  // Strides of a node whose inputs changed (written_layout.h): a view of an
+  // input whose strides do not allow it becomes a reshape; layout ops and a
+  // tuple's pieces follow their input's known strides; an op that picks its
+  // own layout gives unknown strides, one that writes a fresh result
+  // contiguous ones; a pointwise result is contiguous where its inputs are
+  // row-major ordered (TensorIterator's rule); anything else is contiguous
+  // when all its inputs are, and unknown otherwise.
   void derive_strides(Node& node, const std::vector<NodeId>& kids, bool& contiguous, bool& known) {
     const std::vector<SymExpr>& shape = node.tensor.shape;
     const Node* in = kids.empty() ? nullptr : &out_.nodes[kids[0]];
@@ -373,8 +375,8 @@ class GraphWriter {
     const OpInfo* info = find_op(node.op);
     if (op_has(node.op, OpFact::OwnLayout) || node.op == "getitem") {
       contiguous = false;
-    } else if (info && (info->cls == OpClass::Matmul || op_has(node.op, OpFact::CudaReduction))) {
-      contiguous = true;  // a fresh result: cuBLAS's and the reductions' outputs are allocated contiguous
+    } else if (op_has(node.op, OpFact::FreshContiguous)) {
+      contiguous = true;
     } else if (info && info->cls == OpClass::Pointwise) {
       // TensorIterator lays its result out in the order its inputs' strides
       // give: row-major when every input steps through its dims in that

@@ -5,9 +5,10 @@
 // type; identical pure nodes fold into one class on the way. Writing back
 // keeps every placeholder in its original order and the outputs in theirs,
 // reuses original node names where the chosen node is an original one, gives
-// new nodes fresh names, re-derives strides, and emits `aten.view` only where
-// the input is known to be contiguous (`aten.reshape` otherwise), so the
-// output runs in PyTorch.
+// new nodes fresh names, re-derives strides where the inputs changed
+// (tensor/written_layout.h), and emits `aten.view` only where the input's
+// strides are known to allow it (`aten.reshape` otherwise), so the output
+// runs in PyTorch.
 #pragma once
 
 #include <map>

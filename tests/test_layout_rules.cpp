@@ -138,6 +138,29 @@ TEST_CASE("a view of a broadcast expand is written as reshape, with the expand's
   CHECK(in.tensor.stride == std::vector<SymExpr>{24, 6, 3, 1, 0});
 }
 
+TEST_CASE("a view of a convolution of a channels-last input is written as reshape", "[rules]") {
+  // A convolution's result follows its input's memory format: once the
+  // contiguous copy of a channels-last input is dropped (clone(x) = x),
+  // the result is channels-last too, and the view that held for the copy's
+  // contiguous result does not.
+  const std::string body = std::string(R"({"name":"xs","op":"placeholder","role":"input","shape":[2,8,8,3],"stride":[192,24,3,1],"dtype":"float32"},)") +
+      R"({"name":"w","op":"placeholder","role":"input","shape":[4,3,3,3],"stride":[27,9,3,1],"dtype":"float32"},)" +
+      R"({"name":"a","op":"aten.permute.default","args":[{"node":"xs"},[0,3,1,2]],"shape":[2,3,8,8],"stride":[192,1,24,3],"dtype":"float32"},)" +
+      R"({"name":"c","op":"aten.clone.default","args":[{"node":"a"}],"kwargs":{"memory_format":{"enum":"torch.contiguous_format"}},"shape":[2,3,8,8],"stride":[192,64,8,1],"dtype":"float32"},)" +
+      R"({"name":"k","op":"aten.convolution.default","args":[{"node":"c"},{"node":"w"},null,[1,1],[0,0],[1,1],false,[0,0],1],"shape":[2,4,6,6],"stride":[144,36,6,1],"dtype":"float32"},)" +
+      R"({"name":"y","op":"aten.view.default","args":[{"node":"k"},[2,144]],"shape":[2,144],"stride":[144,1],"dtype":"float32"},)" +
+      R"({"name":"output","op":"output","args":[[{"node":"y"}]]})";
+  Graph g = read_graph_text(test::document(body), "t.json");
+  ShapeProver prover(g.symbols);
+  REQUIRE(check_shapes(g, prover).issues.empty());
+  const Graph out = pipeline::optimize(g, {}).output;
+  const Node& y = out.nodes[out.nodes.back().args[0].list[0].node];
+  const Node& k = out.nodes[y.args[0].node];
+  REQUIRE(k.op == "aten.convolution.default");
+  REQUIRE(out.nodes[k.args[0].node].op == "aten.permute.default");  // the copy is gone
+  CHECK(y.op == "aten.reshape.default");
+}
+
 TEST_CASE("a view of a fused attention kernel's output is written as reshape", "[rules]") {
   // The efficient kernel writes its output in BSHD order: a [B, H, S, D]
   // result whose strides are not contiguous. Where the kernel is a new node
