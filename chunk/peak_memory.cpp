@@ -61,6 +61,8 @@ Storages storages_of(const Graph& g) {
   const size_t n = g.nodes.size();
   Storages st;
   st.refers.resize(n);
+  st.transient.resize(n);
+  for (NodeId i = 0; i < n; ++i) st.transient[i] = transient_bytes(g, g.nodes[i]);
   std::vector<std::vector<int64_t>>& refers = st.refers;
   auto allocate = [&](NodeId owner, double bytes) {
     st.bytes.push_back(bytes);
@@ -133,9 +135,7 @@ double peak_bytes_in_order(const Graph& g, const Storages& st, const std::vector
   double now = 0, peak = 0;
   for (size_t k = 0; k < order.size(); ++k) {
     now += delta_at[k];
-    const Node& node = g.nodes[order[k]];
-    const double transient = transient_bytes(g, node);
-    peak = std::max(peak, now + transient);
+    peak = std::max(peak, now + st.transient[order[k]]);
     now -= freed_after[k];
   }
   return peak;
@@ -179,10 +179,10 @@ PeakMemory estimate_peak_memory(const Graph& g) {
     while (next_storage < storage_owner.size() && storage_owner[next_storage] == i) {
       now += storage_bytes[next_storage++];
     }
-    // A chunked node holds its results (filled chunk by chunk) and, while a
-    // chunk runs, what its body allocates beyond its inputs (views of the
-    // node's inputs): the body's own peak at the largest chunk.
-    const double transient = transient_bytes(g, g.nodes[i]);
+    // A node holds its results and, while it runs, its transient bytes (a
+    // chunked node: what its body allocates beyond its inputs, the body's
+    // own peak at the largest chunk).
+    const double transient = st.transient[i];
     if (now + transient > r.peak_bytes) {
       r.peak_bytes = now + transient;
       r.peak_node = i;

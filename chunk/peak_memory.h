@@ -33,11 +33,14 @@ double tensor_bytes(const Graph& g, const TensorType& t);
 
 // The storages a graph's nodes allocate, as the estimate counts them: one
 // per tensor result (a tuple's: one per tensor slot) of a node that is not a
-// view of its first argument's storage.
+// view of its first argument's storage; and what each node holds while it
+// runs (a chunked node's body, an eager temporary, a reduction's staging
+// buffer), the same in every order.
 struct Storages {
   std::vector<double> bytes;                // by storage
   std::vector<NodeId> owner;                // by storage: the node that allocates it
   std::vector<std::vector<int64_t>> refers; // by node: the storage of each result (-1: none)
+  std::vector<double> transient;            // by node: what it holds while it runs beyond its results
 };
 Storages storages_of(const Graph& g);
 
