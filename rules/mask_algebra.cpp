@@ -104,8 +104,7 @@ bool masked_rows_keep_an_entry(AttentionBuilder& b, eg::EGraph& g, Id x, Id c, b
       const auto k = b.t.analysis.constant(g, *masking);
       const auto* shape = b.shape(cls);
       if (!k || *k > kMaskingConstantAtMost || !shape) continue;
-      const std::vector<SymExpr> s = *shape;
-      const MaskKind kind = classify_mask_condition(b.t, *cond, s, !masked_when_true);
+      const MaskKind kind = classify_mask_condition(b.t, *cond, *shape, !masked_when_true);
       if (kind == MaskKind::Causal || kind == MaskKind::Zero) return true;
     }
   return false;

@@ -160,8 +160,8 @@ std::vector<eg::Rewrite> mixed_precision_rules(TensorEGraph& t) {
             narrow.push_back(found);
           }
           // A mask goes along only where 16 bits hold it exactly (zeros and
-          // masking values), cast as torch's SDPA casts it.
-          // (clamped first where a whole row could be masked, as mask_in does).
+          // masking values), through mask_in: clamped to the type's lowest
+          // first where a whole row could be masked, then cast.
           if (masked) {
             const Id m16 = mask_in(*b, g, g.find(s[3]), *t16, device);
             if (m16 == kNoId) return kNoId;
