@@ -496,6 +496,7 @@ std::vector<RuleCase> shipped_cases() {
   for (RuleCase& c : attention_cases()) all.push_back(std::move(c));
   for (RuleCase& c : mixed_precision_cases()) all.push_back(std::move(c));
   for (RuleCase& c : mask_algebra_cases()) all.push_back(std::move(c));
+  for (RuleCase& c : sdpa_call_cases()) all.push_back(std::move(c));
   // A shipped rule file's rule without a generator of its own is checked on
   // instances drawn from its left-hand side, as a user's rules are.
   std::set<std::string> covered;

@@ -13,6 +13,7 @@ std::vector<RuleCase> layout_cases();     // cases_layout.cpp
 std::vector<RuleCase> recompose_cases();  // cases_attention.cpp
 std::vector<RuleCase> attention_cases();  // cases_attention.cpp
 std::vector<RuleCase> mask_algebra_cases();  // cases_masks.cpp
+std::vector<RuleCase> sdpa_call_cases();     // cases_sdpa.cpp
 
 // Every rule `sator optimize` can apply (attention-dropout included).
 RuleFactory shipped_rules();

@@ -19,6 +19,7 @@
 #include "rules/layout_rules.h"
 #include "rules/mask_algebra.h"
 #include "rules/mixed_precision.h"
+#include "rules/sdpa_calls.h"
 #include "cli/commands.h"
 #include "cli/validators.h"
 
@@ -60,6 +61,7 @@ void print_rule_table() {
   rows(rules::key_gradient_rule_info(), "rules/key_gradient_sum.cpp");
   rows(rules::mixed_precision_rule_info(), "rules/mixed_precision.cpp");
   rows(rules::mask_algebra_rule_info(), "rules/mask_algebra.cpp");
+  rows(rules::sdpa_call_rule_info(), "rules/sdpa_calls.cpp");
 }
 
 std::string fixed(double x, int digits) {

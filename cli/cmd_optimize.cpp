@@ -34,6 +34,8 @@ struct OptimizeCliOptions {
   std::string memory_budget;
   std::string target = "any";
   std::string objective = "memory";
+  std::string preset;
+  bool decline_without_gain = false;
   bool verify = false;
   bool fuse_dropout = false, no_training_attention = false, training_attention_bias = false;
   bool no_mixed_precision_attention = false;
@@ -64,7 +66,19 @@ void refuse_unavailable(const OptimizeCliOptions& o) {
   }
 }
 
-void run_optimize(const OptimizeCliOptions& o) {
+// --preset inductor: what sator_torch.InductorPass() runs by default, so a
+// kept graph's decision can be reproduced from the command line.
+OptimizeCliOptions with_preset(OptimizeCliOptions o) {
+  if (o.preset.empty()) return o;
+  if (o.preset != "inductor") throw GraphError(o.path, "", "unknown --preset " + o.preset + " (inductor)");
+  o.target = "inductor-joint";
+  o.fuse_dropout = true;
+  o.decline_without_gain = true;
+  return o;
+}
+
+void run_optimize(const OptimizeCliOptions& given) {
+  const OptimizeCliOptions o = with_preset(given);
   refuse_unavailable(o);
   require_distinct_outputs(o.path, {{"-o", o.out}, {"--report", o.report}});
   pipeline::RunOptions run;
@@ -75,6 +89,7 @@ void run_optimize(const OptimizeCliOptions& o) {
   run.time_limit_s = o.time_limit;
   run.verify = o.verify;
   run.output = o.out;
+  run.decline_without_gain = o.decline_without_gain;
   pipeline::OptimizeOptions& opts = run.optimize;
   opts.iter_limit = o.iter_limit;
   opts.node_limit = o.node_limit.value_or(0);  // 0: pipeline::default_node_limit
@@ -114,6 +129,9 @@ void run_optimize(const OptimizeCliOptions& o) {
   if (!o.report.empty()) {
     nlohmann::ordered_json j = run_report(input, r, c);
     j["target"] = o.target;
+    j["version"] = SATOR_VERSION;
+    j["preset"] = o.preset.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.preset);
+    j["declined_without_gain"] = done.declined.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(done.declined);
     j["chunk"] = plan ? chunk_plan_json(*plan) : nlohmann::ordered_json(nullptr);
     if (o.explain_attention) {
       j["attention_blocks"] = nlohmann::ordered_json::array();
@@ -145,6 +163,7 @@ void run_optimize(const OptimizeCliOptions& o) {
     print_verify(*verified);
     fail_if_unverified(o.path, *verified);
   }
+  if (!done.declined.empty()) std::printf("declined: %s; the input is written unchanged\n", done.declined.c_str());
   if (done.written) std::printf("wrote %s\n", o.out.c_str());
 }
 
@@ -196,6 +215,11 @@ void add_optimize_command(CLI::App& app) {
                 "keep attention under autocast (16-bit scores, a float32 mask and softmax) decomposed (default: "
                 "fused in 16 bits, the mask cast as torch's SDPA casts it where that is exact: a mask of zeros and masking "
                 "values; a real-valued bias is left alone)");
+  cmd->add_option("--preset", opt.preset,
+                  "inductor: what sator_torch.InductorPass() runs by default (--target inductor-joint --fuse-dropout "
+                  "--decline-without-gain)");
+  cmd->add_flag("--decline-without-gain", opt.decline_without_gain,
+                "write the input unchanged when no attention was fused or changed and nothing was chunked");
   cmd->add_flag("--fuse-dropout", opt.fuse_dropout,
                 "also fuse attention written with explicit dropout; SDPA draws its own random numbers, so the "
                 "result is equal in distribution, not bit for bit");

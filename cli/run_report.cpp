@@ -37,6 +37,7 @@ nlohmann::ordered_json run_report(const Graph& input, const pipeline::OptimizeRe
   j["layout_ops_in"] = r.layout_ops_in;
   j["layout_ops_out"] = r.layout_ops_out;
   j["attention_fused"] = fused(r);
+  if (!c.greedy) j["attention_changed"] = r.attention_changed;
   if (c.greedy) {
     j["rounds"] = c.greedy->rounds;
     j["stop_reason"] = greedy_stop(*c.greedy);

@@ -92,7 +92,7 @@ std::vector<NodeCost> graph_costs(const Graph& g, const Device& d) {
     if (n.result == Node::Result::Tensor) res.push_back(operand_of(g, n.tensor));
     for (const OutputSlot& s : n.outputs)
       if (s.kind == OutputSlot::Kind::Tensor) res.push_back(operand_of(g, s.tensor));
-    out.push_back({id, roofline_cost(d, n.op, in, res, sets_is_causal(n.op, n.args, n.kwargs))});
+    out.push_back({id, roofline_cost(d, n.op, in, res, op_flags(n.op, n.args, n.kwargs))});
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 
+#include "extract/attention_table.h"
 #include "ir/op_table.h"
 
 namespace sator::extract {
@@ -136,21 +137,62 @@ double host_dispatch(const Device& d, std::string_view op, const std::vector<Ope
 }
 }  // namespace
 
-bool sets_is_causal(std::string_view op, const std::vector<Value>& args,
-                    const std::vector<std::pair<std::string, Value>>& kwargs) {
+OpFlags op_flags(std::string_view op, const std::vector<Value>& args,
+                 const std::vector<std::pair<std::string, Value>>& kwargs) {
+  OpFlags f;
+  if (op.find("scaled_dot_product") == std::string_view::npos) return f;
   const OpInfo* info = find_op(op);
-  if (!info) return false;
-  for (size_t i = 0; i < info->params.size(); ++i) {
-    if (info->params[i].name != "is_causal") continue;
-    if (i < args.size()) return args[i].kind == Value::Kind::Bool && args[i].b;
-    for (const auto& [name, v] : kwargs)
-      if (name == "is_causal") return v.kind == Value::Kind::Bool && v.b;
-  }
-  return false;
+  if (!info) return f;
+  const auto bound = [&](const std::string& param) -> const Value* {
+    for (size_t i = 0; i < info->params.size(); ++i) {
+      if (info->params[i].name != param) continue;
+      if (i < args.size()) return &args[i];
+      for (const auto& [name, v] : kwargs)
+        if (name == param) return &v;
+    }
+    return nullptr;
+  };
+  if (const Value* v = bound("is_causal")) f.causal = v->kind == Value::Kind::Bool && v->b;
+  if (const Value* v = bound("dropout_p"))
+    f.dropout = (v->kind == Value::Kind::Float && v->f > 0) || (v->kind == Value::Kind::Int && v->i > 0);
+  if (const Value* v = bound("grad_input_mask"))
+    f.bias_grad = v->kind == Value::Kind::List && v->list.size() > 3 && v->list[3].kind == Value::Kind::Bool && v->list[3].b;
+  return f;
 }
 
+namespace {
+
+// The measured table's reading of an attention op: which kernel, which
+// phase, and whether a bias is among its operands (its tensor operands'
+// count: q, k, v [, bias] forward; the backwards' eight without one).
+std::optional<AttentionQuery> attention_query(std::string_view op, const std::vector<Operand>& in, OpFlags flags) {
+  AttentionQuery q;
+  q.backward = op.find("backward") != std::string_view::npos;
+  if (op == "aten.scaled_dot_product_attention.default") q.kernel = AttentionKernel::Dispatched;
+  else if (op.find("_cudnn_attention") != std::string_view::npos) q.kernel = AttentionKernel::Cudnn;
+  else if (op.find("_efficient_attention") != std::string_view::npos) q.kernel = AttentionKernel::Efficient;
+  else if (op.find("_flash_attention") != std::string_view::npos) q.kernel = AttentionKernel::Flash;
+  else return std::nullopt;
+  const size_t first = q.backward ? 1 : 0;  // the backward's first operand is dO
+  if (in.size() < first + 3 || in[first].shape.size() < 2 || in[first + 1].shape.size() < 2) return std::nullopt;
+  const bool biased = in.size() >= (q.backward ? 9u : 4u);
+  q.mask = biased ? (flags.bias_grad ? AttentionMask::BiasGrad : AttentionMask::Additive)
+                  : flags.causal ? AttentionMask::Causal : AttentionMask::None;
+  q.dropout = flags.dropout;
+  const Operand &query = in[first], &key = in[first + 1];
+  q.dtype = query.dtype;
+  q.l = static_cast<double>(query.shape[query.shape.size() - 2]);
+  q.e = static_cast<double>(query.shape.back());
+  q.s = static_cast<double>(key.shape[key.shape.size() - 2]);
+  q.batch_heads = static_cast<double>(query.numel()) / std::max(1.0, q.l * q.e);
+  return q;
+}
+
+}  // namespace
+
 OpCost roofline_cost(const Device& d, std::string_view op, const std::vector<Operand>& in, const std::vector<Operand>& out,
-                     bool causal) {
+                     OpFlags flags) {
+  const bool causal = flags.causal;
   OpCost c;
   c.dtype = in.empty() ? (out.empty() ? DType::Float32 : out[0].dtype) : in[0].dtype;
   if (op == "placeholder" || op == "output") return c;
@@ -213,11 +255,29 @@ OpCost roofline_cost(const Device& d, std::string_view op, const std::vector<Ope
     c.kind = CostKind::Memory;  // pointwise, reductions, softmax, creation, indexing
   }
   if (c.kind == CostKind::Attention) {
-    rate = attention_rate(d, t, op, biased);
+    // Every forward at SDPA's own rate (the kernel its dispatch picks), the
+    // backwards at the kernels' rate; the measured table then says how much
+    // slower a named kernel is than that (below).
+    const bool backward = op.find("backward") != std::string_view::npos;
+    rate = attention_rate(d, t, backward ? op : std::string_view("aten.scaled_dot_product_attention.default"), biased);
     kernel_min = d.kernel_min_attention_s;
   }
   const double compute = c.flops > 0 && rate > 0 ? c.flops / rate : 0.0;
   c.gpu_seconds = kernel_min + std::max(compute, c.bytes / d.bandwidth);
+  // Attention kernels: the rate above is the fastest kernel's, calibrated
+  // (with the rest of the model) against whole compiled graphs; the measured
+  // table says how much slower the named kernel is at the call's point. So
+  // the table ranks the kernels, and the fused-against-decomposed balance
+  // stays the one the zoo measured (issue 41: the cost model decides between
+  // kernels; fused against unfused only where measured).
+  if (c.kind == CostKind::Attention)
+    if (const AttentionTable* table = attention_table(d.name))
+      if (const auto q = attention_query(op, in, flags)) {
+        AttentionQuery fastest = *q;
+        fastest.kernel = AttentionKernel::Fastest;
+        const auto named = attention_seconds(*table, *q), best = attention_seconds(*table, fastest);
+        if (named && best && *best > 0) c.gpu_seconds = kernel_min + (c.gpu_seconds - kernel_min) * (*named / *best);
+      }
   c.seconds = c.gpu_seconds + d.launch_s;
   c.host_seconds = host_dispatch(d, op, out, c.kind, false);
   c.eager_seconds = std::max(c.host_seconds, c.gpu_seconds);

@@ -79,16 +79,23 @@ struct OpCost {
   int64_t pipelined_parts = 1;
 };
 
-// The cost of one op given its tensor operands (inputs in argument order,
-// outputs in result order; non-tensor arguments left out).
-// `causal`: an attention op with is_causal set, whose kernels skip the
-// blocks above the diagonal.
-OpCost roofline_cost(const Device& d, std::string_view op, const std::vector<Operand>& inputs,
-                     const std::vector<Operand>& outputs, bool causal = false);
+// What an attention op's arguments say beyond its operands' shapes.
+struct OpFlags {
+  bool causal = false;     // is_causal: the kernels skip the blocks above the diagonal
+  bool dropout = false;    // dropout_p > 0
+  bool bias_grad = false;  // the efficient backward asked for the bias's gradient
+};
 
-// Whether an op's arguments (as bound to its schema: ATen positional order,
-// then keywords) set is_causal.
-bool sets_is_causal(std::string_view op, const std::vector<Value>& args,
-                    const std::vector<std::pair<std::string, Value>>& kwargs);
+// The cost of one op given its tensor operands (inputs in argument order,
+// outputs in result order; non-tensor arguments left out). Attention
+// kernels are priced from the device's measured table
+// (extract/attention_table.h) where it has their point.
+OpCost roofline_cost(const Device& d, std::string_view op, const std::vector<Operand>& inputs,
+                     const std::vector<Operand>& outputs, OpFlags flags = {});
+
+// An op's flags, from its arguments as bound to its schema (ATen positional
+// order, then keywords); all false for an op that is not attention.
+OpFlags op_flags(std::string_view op, const std::vector<Value>& args,
+                 const std::vector<std::pair<std::string, Value>>& kwargs);
 
 }  // namespace sator::extract

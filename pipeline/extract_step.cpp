@@ -50,8 +50,8 @@ eg::Extraction extract_cheapest(const TensorEGraph& t, const Graph& input, const
     const bool restated = !t.is_original(n) && !op_has(op, OpFact::CountedLayout);
     const double tie_break = is_graph_io(op) ? 0.0 : restated ? 1.001e-3 : 1e-3;
     const NodeAttrs& attrs = t.lang.attrs(t.egraph.attr(n));
-    const bool causal = op.find("attention") != std::string::npos && extract::sets_is_causal(op, attrs.args, attrs.kwargs);
-    return extract::roofline_cost(*device, op, in, out, causal).seconds * 1e6 + tie_break;
+    return extract::roofline_cost(*device, op, in, out, extract::op_flags(op, attrs.args, attrs.kwargs)).seconds * 1e6 +
+           tie_break;
   };
   // The target's refused ops (unless the input has them) are never
   // extracted: their classes keep the input's own form, which is allowed.

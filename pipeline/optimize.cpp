@@ -51,6 +51,7 @@ void finish_result(OptimizeResult& r, const char* what, const std::string& cost,
   r.nodes_out = out.nodes;
   r.layout_ops_out = out.layout_ops;
   r.sdpa_out = out.sdpa_ops;
+  r.attention_changed = attention_calls_changed(r.attention_calls_in, out.attention_calls);
   r.cost_out = estimate_cost(r.output, cost, device);
 }
 
@@ -77,6 +78,7 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
   r.nodes_in = in.nodes;
   r.layout_ops_in = in.layout_ops;
   r.sdpa_in = in.sdpa_ops;
+  r.attention_calls_in = in.attention_calls;
   r.cost_in = estimate_cost(input, options.cost, options.device);
 
   auto t0 = std::chrono::steady_clock::now();

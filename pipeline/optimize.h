@@ -75,6 +75,10 @@ struct OptimizeResult {
   size_t nodes_in = 0, nodes_out = 0;
   size_t layout_ops_in = 0, layout_ops_out = 0;
   size_t sdpa_in = 0, sdpa_out = 0;
+  // Forward attention calls of the output the input does not have (fused,
+  // or a call whose kernel, mask or is_causal changed): ir/graph_stats.h.
+  size_t attention_changed = 0;
+  std::vector<std::string> attention_calls_in;
   double cost_in = 0, cost_out = 0;  // under options.cost: nodes, or roofline µs (compiled)
   double extract_dag_cost = 0;        // the extraction's DAG cost (each chosen node once)
   bool extract_proved_optimal = false;  // ilp: the solver proved the extraction optimal

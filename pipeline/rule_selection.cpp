@@ -11,6 +11,7 @@
 #include "rules/layout_rules.h"
 #include "rules/mask_algebra.h"
 #include "rules/mixed_precision.h"
+#include "rules/sdpa_calls.h"
 #include "rules/shipped_rules.h"
 
 namespace sator::pipeline {
@@ -47,6 +48,9 @@ std::vector<eg::Rewrite> rules_for(const Graph& input, TensorEGraph& t, const Op
       append(rules::key_gradient_rules(t));
     }
     if (!training || options.training_attention) {
+      // The input's own SDPA calls read as attention blocks: their masks
+      // read, their kernels chosen by the measured table.
+      append(rules::sdpa_call_rules(t, options.fuse_dropout));
       // Masks and casts written the ways models write them, seen through.
       append(rules::mask_algebra_rules(t));
       if (options.mixed_precision_attention) append(rules::mixed_precision_rules(t));

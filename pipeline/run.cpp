@@ -56,6 +56,19 @@ RunResult run_file(const std::string& path, const RunOptions& options) {
     run.chunk_ms = ms_since(t);
   }
 
+  if (options.decline_without_gain) {
+    const bool fused = run.result.sdpa_out > run.result.sdpa_in || run.result.attention_changed > 0;
+    const bool chunked = run.plan && run.plan->chunked;
+    if (!fused && !chunked) {
+      run.declined = "nothing to gain: no attention fused or changed and no chunking (layout rewrites alone are not "
+                     "worth the risk)";
+      run.result.output = run.input;
+      run.result.nodes_out = run.result.nodes_in;
+      run.result.layout_ops_out = run.result.layout_ops_in;
+      run.result.cost_out = run.result.cost_in;
+      run.result.sdpa_out = run.result.sdpa_in;
+    }
+  }
   // Verified before anything is written: a graph that fails is not output.
   if (options.verify) run.verified = interp::verify_optimized(run.input, run.result.output);
   const bool failed = run.verified && run.verified->status == interp::VerifyResult::Status::Failed;

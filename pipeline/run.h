@@ -25,6 +25,11 @@ struct RunOptions {
   std::optional<chunk::ChunkOptions> chunk;  // chunk the extracted graph
   bool verify = false;     // float64 reference run of input and output
   std::string output;      // the optimized graph's file ("" for none)
+  // Write the input unchanged when sator fused no attention, changed no
+  // attention call and chunked nothing: layout rewrites alone are not worth
+  // a user's step (measured from 2.8% faster to 1.4% slower on the zoo's
+  // training steps, docs/results/zoo.md).
+  bool decline_without_gain = false;
 };
 
 struct RunResult {
@@ -33,6 +38,7 @@ struct RunResult {
   std::optional<chunk::ChunkPlan> plan;
   std::optional<interp::VerifyResult> verified;
   bool written = false;  // the output file was written
+  std::string declined;  // why the input was written unchanged ("" when it was not)
   double load_ms = 0, chunk_ms = 0, file_ms = 0;
 };
 

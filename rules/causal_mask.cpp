@@ -261,7 +261,15 @@ MaskKind classify_where(TensorEGraph& t, Tracer& tracer, Id n, const std::vector
   const NodeAttrs& at = t.lang.attrs(g.attr(n));
   if (at.args.size() != 3 || at.args[0].kind != Value::Kind::Node) return MaskKind::Other;
   auto value = [&](const Value& v) -> std::optional<double> {
-    if (v.kind == Value::Kind::Node) return t.analysis.constant(g, g.children(n)[v.node]);
+    if (v.kind == Value::Kind::Node) {
+      // A fill the dtype does not hold exactly (float16's lowest in
+      // bfloat16) has no folded constant; as written it still decides: a
+      // value at most kMaskingValue rounds to one at most kMaskingValue, and
+      // only an exact 0 counts as keeping.
+      const Id c = g.children(n)[v.node];
+      if (const auto k = t.analysis.constant(g, c)) return k;
+      return t.analysis.fill_as_written(g, c);
+    }
     if (v.kind == Value::Kind::Int) return static_cast<double>(v.i);
     if (v.kind == Value::Kind::Float) return v.f;
     return std::nullopt;
@@ -270,7 +278,7 @@ MaskKind classify_where(TensorEGraph& t, Tracer& tracer, Id n, const std::vector
   const auto on_true = value(at.args[1]), on_false = value(at.args[2]);
   // where(m < k, K, m) with k <= 0 and K masking: a clamp of m's masked
   // entries (its kept entries are 0, never below k), so m's kind.
-  if (on_true && *on_true <= -1e30 && at.args[2].kind == Value::Kind::Node) {
+  if (on_true && *on_true <= kMaskingValue && at.args[2].kind == Value::Kind::Node) {
     const Id m = g.find(g.children(n)[at.args[2].node]);
     for (Id c : g.class_nodes(g.find(cond))) {
       const std::string& op = t.lang.op_name(g.op(c));
@@ -282,8 +290,8 @@ MaskKind classify_where(TensorEGraph& t, Tracer& tracer, Id n, const std::vector
     }
   }
   if (!on_true || !on_false) return MaskKind::Other;
-  const bool true_keeps = *on_true == 0 && *on_false <= -1e30;
-  const bool false_keeps = *on_false == 0 && *on_true <= -1e30;
+  const bool true_keeps = *on_true == 0 && *on_false <= kMaskingValue;
+  const bool false_keeps = *on_false == 0 && *on_true <= kMaskingValue;
   if (!true_keeps && !false_keeps) return MaskKind::Other;
   return classify_condition(t, tracer, cond, shape, true_keeps);
 }
@@ -337,7 +345,7 @@ MaskKind classify(TensorEGraph& t, Id mask, int depth) {
     const std::string& op = t.lang.op_name(g.op(n));
     MaskKind k = MaskKind::Other;
     // A mask cast to another floating type is still one: 0 stays 0 and the
-    // masked entries stay at most -1e30 (or become -inf).
+    // masked entries stay at most kMaskingValue (or become -inf).
     if (op == "prims.convert_element_type.default" && g.find(g.children(n)[0]) != mask)
       k = classify(t, g.children(n)[0], depth + 1);
     else if (op == "aten.where.self")

@@ -8,13 +8,22 @@
 // comparisons that hold on every entry of the mask's shape (a sliding window
 // wider than the sequence, `row >= 0`), and says whether the mask keeps
 // every entry (it adds 0: no mask at all) or exactly the entries with
-// j <= i, pushing the rest to at most -1e30 — the mask SDPA applies itself
-// with is_causal=True.
+// j <= i, pushing the rest to at most kMaskingValue — the mask SDPA applies
+// itself with is_causal=True.
 #pragma once
 
 #include "tensor/tensor_egraph.h"
 
 namespace sator::rules {
+
+// The largest value that masks an entry of the scores: float16's lowest,
+// what transformers' SDPA masks add (-inf and float32's lowest mask too).
+// An entry it masks gets exp(s - 65504 - rowmax): exactly 0 in float32 and
+// wider types (below e^-104) unless a masked score exceeds its row's largest
+// kept score by more than ~65,400 — scores far outside any softmax's working
+// range (float16 cannot hold them at all); then the masked form is not
+// causal attention either, but a softmax that ignores the mask.
+constexpr double kMaskingValue = -65504.0;
 
 enum class MaskKind : uint8_t {
   Other,   // anything else: passed to SDPA as it is

@@ -10,6 +10,7 @@
 #include "rules/layout_rules.h"
 #include "rules/mask_algebra.h"
 #include "rules/mixed_precision.h"
+#include "rules/sdpa_calls.h"
 
 namespace sator::rules {
 
@@ -24,6 +25,7 @@ std::vector<eg::Rewrite> all_shipped_rules(TensorEGraph& t) {
   append(key_gradient_rules(t));
   append(mixed_precision_rules(t));
   append(mask_algebra_rules(t));
+  append(sdpa_call_rules(t, /*fuse_dropout=*/true));
   return rs;
 }
 

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "extract/graph_cost.h"
+#include "extract/attention_table.h"
 #include "extract/roofline.h"
 #include "ir/shape_check.h"
 #include "test_util.h"
@@ -60,23 +61,38 @@ TEST_CASE("roofline: matmuls by flops, pointwise by bytes, views free, attention
   CHECK(sdpa.kind == CostKind::Attention);
   CHECK(sdpa.bytes == Approx(4.0 * q.bytes()));
   CHECK(sdpa.flops == Approx(2.0 * 8 * 16 * 2048.0 * 2048.0 * 128));
+  // At SDPA's rate: the kernel its dispatch picks there (cuDNN, the fastest
+  // measured at [8, 16, 2048, 64] bf16) is the one the rate stands for.
   CHECK(sdpa.gpu_seconds == Approx(d.kernel_min_attention_s + sdpa.flops / d.sdpa_flops_16bit));
-  // A bias sends SDPA to the slower efficient kernel; a causal kernel skips
-  // the blocks above the diagonal: (16 + 1) / 32 of them at L = 2048.
+  // A kernel called by name is as much slower as the measured table says.
+  const Operand lse{{8, 16, 2048}, DType::Float32};
+  const OpCost efficient = roofline_cost(d, "aten._scaled_dot_product_efficient_attention.default", {q, q, q}, {q, lse});
+  const AttentionTable& table = *attention_table("h200");
+  AttentionQuery aq;
+  aq.batch_heads = 128, aq.l = aq.s = 2048, aq.e = 64;
+  aq.kernel = AttentionKernel::Efficient;
+  const double slower = *attention_seconds(table, aq);
+  aq.kernel = AttentionKernel::Fastest;
+  CHECK(efficient.gpu_seconds - d.kernel_min_attention_s ==
+        Approx((sdpa.gpu_seconds - d.kernel_min_attention_s) * slower / *attention_seconds(table, aq)));
+  CHECK(efficient.gpu_seconds > 2 * sdpa.gpu_seconds);
+  // A bias makes it slower; a causal kernel skips the blocks above the
+  // diagonal (its flops: (16 + 1) / 32 of them at L = 2048).
   const Operand bias{{2048, 2048}, DType::BFloat16};
   const OpCost biased = roofline_cost(d, "aten.scaled_dot_product_attention.default", {q, q, q, bias}, {q});
   CHECK(biased.gpu_seconds > sdpa.gpu_seconds);
-  const OpCost causal = roofline_cost(d, "aten.scaled_dot_product_attention.default", {q, q, q}, {q}, true);
+  const OpCost causal = roofline_cost(d, "aten.scaled_dot_product_attention.default", {q, q, q}, {q}, {.causal = true});
   CHECK(causal.flops == Approx(sdpa.flops * 17.0 / 32.0));
-  // is_causal read from the arguments as the schema binds them.
+  CHECK(causal.gpu_seconds < sdpa.gpu_seconds);
+  // is_causal, dropout and the bias's gradient read from the arguments as the schema binds them.
   const std::vector<Value> args = {Value::of_node(0), Value::of_node(1), Value::of_node(2), Value::none(),
                                    Value::of_float(0.0), Value::of_bool(true)};
-  CHECK(sets_is_causal("aten.scaled_dot_product_attention.default", args, {}));
-  CHECK_FALSE(sets_is_causal("aten.scaled_dot_product_attention.default", {args.begin(), args.begin() + 5},
-                             {{"is_causal", Value::of_bool(false)}}));
-  CHECK(sets_is_causal("aten.scaled_dot_product_attention.default", {args.begin(), args.begin() + 3},
-                       {{"is_causal", Value::of_bool(true)}}));
-  CHECK_FALSE(sets_is_causal("aten.mm.default", args, {}));
+  CHECK(op_flags("aten.scaled_dot_product_attention.default", args, {}).causal);
+  CHECK_FALSE(op_flags("aten.scaled_dot_product_attention.default", {args.begin(), args.begin() + 5},
+                       {{"is_causal", Value::of_bool(false)}}).causal);
+  CHECK(op_flags("aten.scaled_dot_product_attention.default", {args.begin(), args.begin() + 3},
+                 {{"is_causal", Value::of_bool(true)}, {"dropout_p", Value::of_float(0.1)}}).dropout);
+  CHECK_FALSE(op_flags("aten.mm.default", args, {}).causal);
 }
 
 TEST_CASE("eager pipeline: the host's dispatch overlaps the GPU's kernels", "[cost]") {

@@ -2,7 +2,7 @@
 
     python3 python/gpu/zoo.py OUT_DIR [--rows KEY ...] [--archs A ...] [--setups S ...]
         [--phases infer train] [--size full|tiny] [--iters 50] [--parallel 3]
-        [--deadline SECONDS] [--resume RESULTS.jsonl ...] [--retry] [--cache-check-first]
+        [--deadline SECONDS] [--resume RESULTS.jsonl ...] [--retry] [--cache-check-first] [--profile]
 
 Rows (architecture/setup/phase, zoo_models.plan's order) run each in its own
 process (zoo_row.py) under a timeout; every finished row is appended to
@@ -78,6 +78,8 @@ def run_row(key, a, out_dir, lock, log, cpus=None):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     cmd = [sys.executable, os.path.join(HERE, "zoo_row.py"), arch, setup, phase, path, "--size", a.size,
            "--iters", str(a.iters), "--graphs", os.path.join(out_dir, "zoo_graphs")]
+    if a.profile:
+        cmd += ["--profile", os.path.join(out_dir, "profiles")]
     if a.cache_check_first and key == a.first_row:
         cmd.append("--cache-check")
     env = dict(os.environ, ZOO_GPU_LOCK=lock, PYTHONUNBUFFERED="1")
@@ -119,6 +121,8 @@ def main():
     ap.add_argument("--resume", nargs="*", default=[], help="earlier zoo.jsonl files: their rows are not run again")
     ap.add_argument("--retry", action="store_true", help="run the resumed failed/timed-out rows again")
     ap.add_argument("--cache-check-first", action="store_true", help="the first row also checks the FX graph cache")
+    ap.add_argument("--profile", action="store_true", help="each row also writes its variants' kernel tables "
+                    "(OUT_DIR/profiles/ROW.VARIANT.txt; a summary in the row's result)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     jsonl = os.path.join(a.out, "zoo.jsonl")

@@ -294,6 +294,33 @@ def time_variants(row, fns, iters, warmup=5):
     return times, peaks
 
 
+def profile_variants(row, fns, out_dir, key, steps=3):
+    """torch.profiler's CUDA kernel table for each variant over `steps` steps:
+    OUT_DIR/KEY.VARIANT.txt (the table) and, returned, each variant's 25
+    costliest kernels (name, calls, total ms per step)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    os.makedirs(out_dir, exist_ok=True)
+    summary = {}
+    for n, fn in fns.items():
+        row.step(fn)
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(steps):
+                row.step(fn)
+            torch.cuda.synchronize()
+        avg = prof.key_averages()
+        attr = "device_time_total" if hasattr(avg[0], "device_time_total") else "cuda_time_total"
+        kernels = sorted((e for e in avg if getattr(e, attr) > 0), key=lambda e: -getattr(e, attr))
+        with open(os.path.join(out_dir, f"{key}.{n}.txt"), "w") as f:
+            f.write(avg.table(sort_by=attr, row_limit=60, max_name_column_width=100))
+        summary[n] = [{"kernel": e.key[:120], "calls": e.count // steps, "ms": round(getattr(e, attr) / 1e3 / steps, 4)}
+                      for e in kernels[:25]]
+        summary[n + "_total_ms"] = round(sum(getattr(e, attr) for e in kernels) / 1e3 / steps, 4)
+    return summary
+
+
 def attention_counts(doc):
     """(attention softmaxes, fused attention kernels) in a graph document:
     softmaxes over the last dim of a rank >= 3 tensor (amax or _softmax;
@@ -459,6 +486,9 @@ def run(a):
         if "sator" in fns and "plain" in fns:
             result["speedup"] = result["plain"]["median_ms"] / result["sator"]["median_ms"]
             result["memory_ratio"] = result["sator"]["peak_mib"] / result["plain"]["peak_mib"]
+        if a.profile:
+            with gpu_lock():
+                result["profile"] = profile_variants(row, fns, a.profile, result["row"].replace("/", "."))
     if a.cache_check and "sator" in fns:
         fns.clear()
         try:
@@ -482,6 +512,7 @@ def main():
     ap.add_argument("--graphs", help="keep every joint graph here (corpus/zoo layout)")
     ap.add_argument("--chunk", default="off", help="InductorPass chunk= for training rows (its default: off)")
     ap.add_argument("--cache-check", action="store_true")
+    ap.add_argument("--profile", help="write each variant's CUDA kernel table (torch.profiler) here")
     a = ap.parse_args()
     t0 = time.perf_counter()
     try:

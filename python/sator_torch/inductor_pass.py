@@ -69,9 +69,11 @@ class InductorPass(CustomGraphPass):
     docs/results/zoo.md), so it is the user's choice, not a default.
     memory_budget: passed to --memory-budget (with chunk="auto").
     decline_without_gain: leave a graph untouched when sator neither fused
-    attention nor chunked it: layout rewrites alone measured from 2.8% faster
-    to 1.4% slower on the zoo's training steps, so the pass does not bet the
-    user's step on them.
+    attention, nor changed an attention call (its kernel, or a mask read as
+    is_causal), nor chunked it: layout rewrites alone measured from 2.8%
+    faster to 1.4% slower on the zoo's training steps, so the pass does not
+    bet the user's step on them. With the defaults the pass runs `sator
+    optimize --preset inductor`, which a kept graph can be run with again.
     target: "inductor-joint" (default) or "any" (tests only: the output may
     hold ops Inductor cannot lower, which the pass then declines).
     fuse_dropout: True (default) fuses attention whose probabilities go
@@ -142,11 +144,12 @@ class InductorPass(CustomGraphPass):
             optimized, sator_report = self._run_sator(doc, report)
             if optimized is None:
                 return
-            chunked = bool((sator_report.get("chunk") or {}).get("chunked"))
+            # Which sator ran, and how (the CLI's preset where the pass's defaults are it).
+            report["sator_version"], report["preset"] = sator_report.get("version"), sator_report.get("preset")
             # What sator chose not to do (a form that would raise the peak, ...).
             report["sator_declined"] = sator_report.get("declined") or []
-            if self.decline_without_gain and not sator_report.get("attention_fused") and not chunked:
-                report["skipped"] = "nothing to gain: no attention fused and no chunking (layout rewrites alone are not worth the risk)"
+            if sator_report.get("declined_without_gain"):
+                report["skipped"] = sator_report["declined_without_gain"]
                 report["attention_fused"] = 0
                 return
             t0 = time.perf_counter()
@@ -154,7 +157,7 @@ class InductorPass(CustomGraphPass):
             report["rebuild_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
             report["nodes_out"] = len(graph.nodes)
             report.update({k: sator_report.get(k) for k in ("layout_ops_in", "layout_ops_out", "attention_fused",
-                                                            "peak_bytes_in", "peak_bytes_out")})
+                                                            "attention_changed", "peak_bytes_in", "peak_bytes_out")})
             report["chunk"] = sator_report.get("chunk")
             # Which SDPA kernel the dispatcher chose when the rebuild decomposed
             # sator's fused attention (cuDNN, flash, efficient, math): the speed
@@ -165,7 +168,7 @@ class InductorPass(CustomGraphPass):
                     kernels[str(n.target)] = kernels.get(str(n.target), 0) + 1
             report["attention_kernels"] = kernels
             self._say(f"graph {report['graph']}: {report['nodes_in']} -> {report['nodes_out']} nodes, "
-                      f"attention fused {report['attention_fused']}, "
+                      f"attention fused {report['attention_fused']}, changed {report.get('attention_changed')}, "
                       f"chunked {bool(report['chunk'] and report['chunk'].get('chunked'))}")
         except Exception as e:  # leave the graph as it was
             report["skipped"] = f"{type(e).__name__}: {e}"[:500]
@@ -179,14 +182,21 @@ class InductorPass(CustomGraphPass):
             stem = os.path.join(d, doc["name"])
             with open(stem + ".json", "w") as f:
                 json.dump(doc, f, separators=(",", ":"))
-            cmd = [self.sator, "optimize", stem + ".json", "-o", stem + ".sator.json", "--report", stem + ".report.json",
-                   "--target", self.target]
+            cmd = [self.sator, "optimize", stem + ".json", "-o", stem + ".sator.json", "--report", stem + ".report.json"]
+            if self.target == "inductor-joint" and self.fuse_dropout and self.decline_without_gain:
+                # The defaults are the CLI's preset: `sator optimize G --preset inductor`
+                # reproduces the pass's decision on a kept graph.
+                cmd += ["--preset", "inductor"]
+            else:
+                cmd += ["--target", self.target]
+                if self.fuse_dropout:
+                    cmd.append("--fuse-dropout")
+                if self.decline_without_gain:
+                    cmd.append("--decline-without-gain")
             if static and self.chunk != "off":
                 cmd += ["--chunk", self.chunk]
                 if self.memory_budget:
                     cmd += ["--memory-budget", str(self.memory_budget)]
-            if self.fuse_dropout:
-                cmd.append("--fuse-dropout")
             cmd += self.extra
             t0 = time.perf_counter()
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout)

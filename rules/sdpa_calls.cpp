@@ -1,0 +1,280 @@
+// Attention written as an SDPA call, read as an attention block
+// (sdpa_calls.h).
+#include "rules/sdpa_calls.h"
+
+#include <optional>
+#include <string>
+
+#include "ir/op_table.h"
+#include "rules/attention_builder.h"
+#include "rules/causal_mask.h"
+
+namespace sator::rules {
+
+const std::vector<RuleInfo>& sdpa_call_rule_info() {
+  static const std::vector<RuleInfo> info = {
+      {"sdpa-call-mask",
+       "getitem(K(q, k, v, m, 0, ...), 0) = scaled_dot_product_attention(q, k, v, m', 0, causal', scale) for K an SDPA "
+       "kernel or SDPA itself: the mask as the mask reader reads it (the causal triangle is_causal, a mask of zeros none)"},
+      {"sdpa-call-training",
+       "a training pair getitem(K(q, k, v, m, ...), 0), getitem(Kb(dO, q, k, v, ..., m, ...), 0..2) = the same of the "
+       "cuDNN pair (16-bit, no bias left, no bias gradient asked) or of the same kernels with the mask read; with "
+       "dropout only under --fuse-dropout (the kernels draw their own mask)"},
+  };
+  return info;
+}
+
+namespace {
+
+using eg::Subst;
+using Builder = AttentionBuilder;
+
+enum class Family : uint8_t { Sdpa, Cudnn, Efficient };
+
+constexpr const char* kSdpa = "aten.scaled_dot_product_attention.default";
+constexpr const char* kCudnn = "aten._scaled_dot_product_cudnn_attention.default";
+constexpr const char* kCudnnBackward = "aten._scaled_dot_product_cudnn_attention_backward.default";
+constexpr const char* kEfficient = "aten._scaled_dot_product_efficient_attention.default";
+constexpr const char* kEfficientBackward = "aten._scaled_dot_product_efficient_attention_backward.default";
+
+const char* forward_op(Family f) { return f == Family::Cudnn ? kCudnn : f == Family::Efficient ? kEfficient : kSdpa; }
+
+// Where each kernel's forward puts its log-sum-exp and its dropout seed and
+// offset (the backward reads them).
+struct Slots {
+  int64_t lse, seed, offset;
+};
+Slots slots(Family f) { return f == Family::Cudnn ? Slots{1, 6, 7} : Slots{1, 2, 3}; }
+
+// One SDPA call's arguments, read by the op's parameter names.
+struct Call {
+  Family family = Family::Sdpa;
+  bool backward = false;
+  Id q = kNoId, k = kNoId, v = kNoId, mask = kNoId;
+  Id d_out = kNoId, lse = kNoId;  // backward
+  double dropout = 0.0;
+  bool causal = false;
+  Value scale;  // none: the kernels' default 1/√E
+  bool bias_grad = false;  // the efficient backward asked for the bias's gradient
+};
+
+std::optional<Call> read_call(Builder& b, const eg::EGraph& g, Id n) {
+  const std::string& op = b.t.lang.op_name(g.op(n));
+  Call c;
+  if (op == kSdpa) c.family = Family::Sdpa;
+  else if (op == kCudnn || op == kCudnnBackward) c.family = Family::Cudnn;
+  else if (op == kEfficient || op == kEfficientBackward) c.family = Family::Efficient;
+  else return std::nullopt;
+  c.backward = op == kCudnnBackward || op == kEfficientBackward;
+  const OpInfo* info = find_op(op);
+  if (!info) return std::nullopt;
+  const NodeAttrs& a = b.attrs(g, n);
+  const auto bound = [&](const char* param) -> const Value* {
+    for (size_t i = 0; i < info->params.size(); ++i) {
+      if (info->params[i].name != param) continue;
+      if (i < a.args.size()) return &a.args[i];
+      for (const auto& [name, v] : a.kwargs)
+        if (name == param) return &v;
+      return nullptr;
+    }
+    return nullptr;
+  };
+  const auto node = [&](const char* param) -> Id {
+    const Value* v = bound(param);
+    if (!v || v->kind != Value::Kind::Node) return kNoId;
+    return g.find(g.children(n)[v->node]);
+  };
+  c.q = node("query"), c.k = node("key"), c.v = node("value");
+  c.mask = node(c.family == Family::Sdpa ? "attn_mask" : "attn_bias");
+  if (c.backward) c.d_out = node(c.family == Family::Cudnn ? "grad_out" : "grad_out_"), c.lse = node("logsumexp");
+  if (c.q == kNoId || c.k == kNoId || c.v == kNoId || (c.backward && (c.d_out == kNoId || c.lse == kNoId)))
+    return std::nullopt;
+  if (const Value* v = bound("dropout_p")) {
+    if (v->kind == Value::Kind::Float) c.dropout = v->f;
+    else if (v->kind == Value::Kind::Int) c.dropout = static_cast<double>(v->i);
+    else return std::nullopt;
+  }
+  if (const Value* v = bound("is_causal")) {
+    if (v->kind != Value::Kind::Bool) return std::nullopt;
+    c.causal = v->b;
+  }
+  if (const Value* v = bound("scale")) {
+    if (v->kind != Value::Kind::Float && v->kind != Value::Kind::Int && v->kind != Value::Kind::None) return std::nullopt;
+    c.scale = *v;
+  }
+  if (c.family == Family::Sdpa)
+    if (const Value* v = bound("enable_gqa"); v && v->kind == Value::Kind::Bool && v->b) return std::nullopt;
+  if (const Value* v = bound("grad_input_mask"))
+    c.bias_grad = v->kind != Value::Kind::List || v->list.size() < 4 || v->list[3].kind != Value::Kind::Bool || v->list[3].b;
+  return c;
+}
+
+bool same_call(const Call& f, const Call& b) {
+  return f.q == b.q && f.k == b.k && f.v == b.v && f.mask == b.mask && f.dropout == b.dropout && f.causal == b.causal &&
+         f.scale.kind == b.scale.kind && (f.scale.kind != Value::Kind::Float || f.scale.f == b.scale.f) &&
+         (f.scale.kind != Value::Kind::Int || f.scale.i == b.scale.i);
+}
+
+// The call's mask as the mask reader reads it: (mask to pass, is_causal).
+std::pair<Id, bool> read_mask(Builder& b, const Call& c) {
+  if (c.mask == kNoId) return {kNoId, c.causal};
+  switch (classify_mask(b.t, c.mask)) {
+    case MaskKind::Zero: return {kNoId, c.causal};
+    case MaskKind::Causal: return {kNoId, true};
+    case MaskKind::Other: break;
+  }
+  return {c.mask, c.causal};
+}
+
+Id getitem(Builder& b, eg::EGraph& g, Id tuple, int64_t i) {
+  NodeAttrs a;
+  a.args = {Value::of_node(0), Value::of_int(i)};
+  return b.add(g, "getitem", a, {g.find(tuple)});
+}
+
+NodeAttrs positional(size_t n) {
+  NodeAttrs a;
+  for (size_t i = 0; i < n; ++i) a.args.push_back(Value::of_node(static_cast<NodeId>(i)));
+  return a;
+}
+
+void add_scale(NodeAttrs& a, const Value& scale) {
+  if (scale.kind != Value::Kind::None) a.kwargs.emplace_back("scale", scale);
+}
+
+// sdpa-call-mask: a forward call without dropout read as SDPA with its mask read.
+Id read_forward(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id call_node, Id call_class) {
+  const auto c = read_call(*b, g, call_node);
+  if (!c || c->backward || c->dropout != 0.0) return kNoId;
+  const auto [mask, causal] = read_mask(*b, *c);
+  // Nothing read: the call is what SDPA would dispatch to already.
+  if (mask == c->mask && causal == c->causal) return kNoId;
+  NodeAttrs a = positional(3);
+  a.args.push_back(mask != kNoId ? Value::of_node(3) : Value::none());
+  a.args.push_back(Value::of_float(0.0));
+  a.args.push_back(Value::of_bool(causal));
+  add_scale(a, c->scale);
+  std::vector<Id> kids = {c->q, c->k, c->v};
+  if (mask != kNoId) kids.push_back(mask);
+  const Id sdpa = b->add(g, kSdpa, a, kids);
+  const Id out = c->family == Family::Sdpa ? call_class : getitem(*b, g, call_class, 0);
+  g.union_classes(out, sdpa, "sdpa-call-mask");
+  return kNoId;
+}
+
+// A forward and backward pair of `family` on the call's q, k, v, with `mask`
+// and `causal`: (forward, backward).
+std::pair<Id, Id> build_pair(Builder& b, eg::EGraph& g, Family family, const Call& c, Id mask, bool causal) {
+  const bool masked = mask != kNoId;
+  NodeAttrs fa = positional(3);
+  fa.args.push_back(masked ? Value::of_node(3) : Value::none());
+  fa.args.push_back(Value::of_bool(true));  // compute_log_sumexp: the backward needs it
+  fa.args.push_back(Value::of_float(c.dropout));
+  fa.args.push_back(Value::of_bool(causal));
+  if (family == Family::Cudnn) fa.args.push_back(Value::of_bool(false));  // return_debug_mask
+  add_scale(fa, c.scale);
+  std::vector<Id> fk = {c.q, c.k, c.v};
+  if (masked) fk.push_back(mask);
+  const Id fwd = b.add(g, forward_op(family), fa, fk);
+  const Slots s = slots(family);
+  const Id out = getitem(b, g, fwd, 0), lse = getitem(b, g, fwd, s.lse);
+  const Id seed = getitem(b, g, fwd, s.seed), offset = getitem(b, g, fwd, s.offset);
+  NodeAttrs ba;
+  std::vector<Id> bk = {c.d_out, c.q, c.k, c.v};
+  if (family == Family::Cudnn) {
+    // grad_out, q, k, v, out, lse, seed, offset, attn_bias, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal
+    ba = positional(8);
+    for (Id x : {out, lse, seed, offset}) bk.push_back(x);
+    ba.args.push_back(masked ? Value::of_node(8) : Value::none());
+    if (masked) bk.push_back(mask);
+    const auto *sq = b.shape(c.q), *sk = b.shape(c.k);
+    ba.args.push_back(Value::none());
+    ba.args.push_back(Value::none());
+    ba.args.push_back(size_value((*sq)[sq->size() - 2]));
+    ba.args.push_back(size_value((*sk)[sk->size() - 2]));
+    ba.args.push_back(Value::of_float(c.dropout));
+    ba.args.push_back(Value::of_bool(causal));
+  } else {
+    // grad_out_, q, k, v, attn_bias, out, lse, seed, offset, dropout_p, grad_input_mask, is_causal
+    ba = positional(4);
+    ba.args.push_back(masked ? Value::of_node(4) : Value::none());
+    if (masked) bk.push_back(mask);
+    for (NodeId i = 0; i < 4; ++i) ba.args.push_back(Value::of_node(masked ? 5 + i : 4 + i));
+    for (Id x : {out, lse, seed, offset}) bk.push_back(x);
+    ba.args.push_back(Value::of_float(c.dropout));
+    ba.args.push_back(Value::of_list({Value::of_bool(true), Value::of_bool(true), Value::of_bool(true), Value::of_bool(false)}));
+    ba.args.push_back(Value::of_bool(causal));
+  }
+  add_scale(ba, c.scale);
+  const Id bwd = b.add(g, family == Family::Cudnn ? kCudnnBackward : kEfficientBackward, ba, bk);
+  return {fwd, bwd};
+}
+
+// Whether the cuDNN kernels take these q, k, v (what the GPU machine ran
+// them on: 16 bits, one head count, a head dim of at most 128 that is a
+// multiple of 8, the same for q·k and v).
+bool cudnn_takes(Builder& b, const eg::EGraph& g, const Call& c) {
+  const auto t = b.dtype(g, c.q);
+  if (!t || (*t != DType::BFloat16 && *t != DType::Float16)) return false;
+  const auto *sq = b.shape(c.q), *sk = b.shape(c.k), *sv = b.shape(c.v);
+  if (!sq || !sk || !sv || sq->size() != 4 || sk->size() != 4 || sv->size() != 4) return false;
+  if (!b.equal((*sq)[1], (*sk)[1]) || !b.equal((*sq)[1], (*sv)[1])) return false;
+  const auto e = (*sq)[3].as_constant(), ev = (*sv)[3].as_constant();
+  return e && ev && *e == *ev && *e % 8 == 0 && *e <= 128;
+}
+
+// sdpa-call-training: a backward call, its forward found through the
+// log-sum-exp it reads.
+Id read_pair(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id bwd_node, Id bwd_class, bool fuse_dropout) {
+  const auto bc = read_call(*b, g, bwd_node);
+  if (!bc || !bc->backward || bc->bias_grad) return kNoId;
+  if (bc->dropout != 0.0 && !fuse_dropout) return kNoId;
+  for (Id gi : b->nodes(g, bc->lse, "getitem")) {
+    const NodeAttrs& ga = b->attrs(g, gi);
+    if (ga.args.size() != 2 || ga.args[1].kind != Value::Kind::Int || ga.args[1].i != slots(bc->family).lse) continue;
+    const Id fwd_class = b->child(g, gi, 0);
+    for (Id fwd : b->nodes(g, fwd_class, forward_op(bc->family))) {
+      const auto fc = read_call(*b, g, fwd);
+      if (!fc || !same_call(*fc, *bc)) continue;
+      Call c = *bc;
+      const auto [mask, causal] = read_mask(*b, c);
+      std::vector<Family> targets;
+      const bool unchanged = mask == c.mask && causal == c.causal;
+      if (mask == kNoId && cudnn_takes(*b, g, c) && !(bc->family == Family::Cudnn && unchanged))
+        targets.push_back(Family::Cudnn);
+      if (!unchanged && (targets.empty() || targets.front() != bc->family))
+        targets.push_back(bc->family);
+      const Id out = getitem(*b, g, fwd_class, 0);
+      for (Family f : targets) {
+        const auto [nf, nb] = build_pair(*b, g, f, c, mask, causal);
+        g.union_classes(out, getitem(*b, g, nf, 0), "sdpa-call-training");
+        for (int64_t i = 0; i < 3; ++i)
+          g.union_classes(getitem(*b, g, bwd_class, i), getitem(*b, g, nb, i), "sdpa-call-training");
+      }
+      return kNoId;
+    }
+  }
+  return kNoId;
+}
+
+}  // namespace
+
+std::vector<eg::Rewrite> sdpa_call_rules(TensorEGraph& t, bool fuse_dropout) {
+  auto b = std::make_shared<Builder>(Builder{t});
+  std::vector<eg::Rewrite> rs;
+  const auto forward = [b](eg::EGraph& g, Id eclass, Subst s) -> Id { return read_forward(b, g, s.root, eclass); };
+  for (const char* op : {kSdpa, kCudnn, kEfficient}) {
+    rs.emplace_back("sdpa-call-mask", t.lang, std::string("(") + op + "@_ ?q ?k ?v)", forward);
+    rs.emplace_back("sdpa-call-mask", t.lang, std::string("(") + op + "@_ ?q ?k ?v ?m)", forward);
+  }
+  const auto pair = [b, fuse_dropout](eg::EGraph& g, Id eclass, Subst s) -> Id {
+    return read_pair(b, g, s.root, eclass, fuse_dropout);
+  };
+  for (const char* op : {kCudnnBackward, kEfficientBackward}) {
+    rs.emplace_back("sdpa-call-training", t.lang, std::string("(") + op + "@_ ?a ?b ?c ?d ?e ?f ?g ?h)", pair);
+    rs.emplace_back("sdpa-call-training", t.lang, std::string("(") + op + "@_ ?a ?b ?c ?d ?e ?f ?g ?h ?i)", pair);
+  }
+  return rs;
+}
+
+}  // namespace sator::rules

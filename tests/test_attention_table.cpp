@@ -1,0 +1,107 @@
+// The attention kernels' measured table in the cost model: the compiled
+// table is the committed measurement (tests/data/attention_kernels_h100.json,
+// python/gpu/attention_calibrate.py), and the model ranks the kernels as the
+// GPU did at every grid point where two measured times differ by more than 5%.
+#include <fstream>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "extract/attention_table.h"
+#include "extract/roofline.h"
+
+using namespace sator;
+using namespace sator::extract;
+
+namespace {
+
+const char* forward_op(const std::string& kernel) {
+  if (kernel == "flash") return "aten._scaled_dot_product_flash_attention.default";
+  if (kernel == "cudnn") return "aten._scaled_dot_product_cudnn_attention.default";
+  return "aten._scaled_dot_product_efficient_attention.default";
+}
+
+const char* backward_op(const std::string& kernel) {
+  if (kernel == "flash") return "aten._scaled_dot_product_flash_attention_backward.default";
+  if (kernel == "cudnn") return "aten._scaled_dot_product_cudnn_attention_backward.default";
+  return "aten._scaled_dot_product_efficient_attention_backward.default";
+}
+
+DType dtype_of(const std::string& s) { return s == "bf16" ? DType::BFloat16 : s == "fp16" ? DType::Float16 : DType::Float32; }
+
+// The model's time for one kernel at a grid point: the forward, and in
+// training the forward and the backward kernels.
+double model_seconds(const Device& d, const nlohmann::json& p, const std::string& kernel) {
+  const DType t = dtype_of(p["dtype"]);
+  const int64_t b = p["batch"], h = p["heads"], l = p["seq"], e = p["head_dim"];
+  const Operand x{{b, h, l, e}, t}, lse{{b, h, l}, DType::Float32}, seed{{}, DType::Int64};
+  const std::string mask = p["mask"];
+  const bool biased = mask == "additive" || mask == "bias_grad";
+  const OpFlags flags{.causal = mask == "causal", .dropout = p["dropout"].get<double>() > 0, .bias_grad = mask == "bias_grad"};
+  std::vector<Operand> fwd_in = {x, x, x};
+  if (biased) fwd_in.push_back(Operand{{b, mask == "additive" ? 1 : h, l, l}, t});
+  double s = roofline_cost(d, forward_op(kernel), fwd_in, {x, lse}, flags).gpu_seconds;
+  if (p["phase"] == "fwd") return s;
+  std::vector<Operand> bwd_in = {x, x, x, x, x, lse, seed, seed};
+  if (biased) bwd_in.push_back(fwd_in.back());
+  return s + roofline_cost(d, backward_op(kernel), bwd_in, {x, x, x}, flags).gpu_seconds;
+}
+
+}  // namespace
+
+TEST_CASE("attention kernel table: the compiled table is the measurement, and ranks kernels as measured",
+          "[cost][attention]") {
+  std::ifstream in(std::string(SATOR_TESTS_DIR) + "/data/attention_kernels_h100.json");
+  REQUIRE(in.good());
+  const nlohmann::json data = nlohmann::json::parse(in);
+  const AttentionTable& table = *attention_table("h100");
+  REQUIRE(data["points"].size() == table.points.size());
+  const std::vector<std::string> kernels = {"flash", "cudnn", "efficient"};
+  for (size_t i = 0; i < table.points.size(); ++i) {
+    const auto& p = data["points"][i];
+    const AttentionPoint& c = table.points[i];
+    INFO(p.dump());
+    CHECK(std::string(c.mask) == p["mask"].get<std::string>());
+    CHECK(c.seq == p["seq"].get<int>());
+    for (size_t k = 0; k < 4; ++k) {
+      const std::string name = attention_kernel_name(static_cast<AttentionKernel>(k));
+      CHECK(c.ms[k] == (p["ms"].contains(name) ? p["ms"][name].get<double>() : -1.0));
+    }
+  }
+  const Device& d = *find_device("h200");
+  size_t compared = 0;
+  for (const auto& p : data["points"]) {
+    for (size_t a = 0; a < kernels.size(); ++a)
+      for (size_t b = a + 1; b < kernels.size(); ++b) {
+        if (!p["ms"].contains(kernels[a]) || !p["ms"].contains(kernels[b])) continue;
+        const double ta = p["ms"][kernels[a]], tb = p["ms"][kernels[b]];
+        if (std::max(ta, tb) < 1.05 * std::min(ta, tb)) continue;
+        INFO(p.dump() << " " << kernels[a] << " vs " << kernels[b]);
+        CHECK((model_seconds(d, p, kernels[a]) < model_seconds(d, p, kernels[b])) == (ta < tb));
+        ++compared;
+      }
+  }
+  CHECK(compared >= 100);
+}
+
+TEST_CASE("attention kernel table: between grid points, the nearest point scaled by the work", "[cost][attention]") {
+  const AttentionTable& table = *attention_table("h100");
+  AttentionQuery q;
+  q.kernel = AttentionKernel::Cudnn;
+  q.batch_heads = 128, q.l = q.s = 1024, q.e = 64;
+  const double at_point = *attention_seconds(table, q);
+  q.batch_heads = 256;  // twice the heads: twice the time
+  CHECK(*attention_seconds(table, q) == Approx(2 * at_point));
+  q.batch_heads = 128;
+  q.mask = AttentionMask::Causal;
+  CHECK(*attention_seconds(table, q) < at_point);
+  // Flash takes no bias: no time for it.
+  q.kernel = AttentionKernel::Flash;
+  q.mask = AttentionMask::Additive;
+  CHECK_FALSE(attention_seconds(table, q).has_value());
+  // Float64 was not measured.
+  q.kernel = AttentionKernel::Efficient;
+  q.dtype = DType::Float64;
+  CHECK_FALSE(attention_seconds(table, q).has_value());
+  CHECK(attention_table("a100") == nullptr);
+}
