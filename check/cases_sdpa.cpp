@@ -109,12 +109,24 @@ NodeId training_pair(Draw& d) {
   return d.b.item(bwd, 0);
 }
 
+// SDPA itself on 16-bit q, k, v, with a mask of sdpa_mask's or none.
+NodeId sdpa_itself(Draw& d) {
+  const DType t = d.pick(std::vector<DType>{DType::BFloat16, DType::Float16});
+  const SymExpr b = d.size(), h = d.size(), L = d.size(2), E = head_dim(d);
+  const NodeId q = d.b.input({b, h, L, E}, t), k = d.b.input({b, h, L, E}, t), v = d.b.input({b, h, L, E}, t);
+  const Value m = d.coin() ? B::ref(sdpa_mask(d, b, L, t, true)) : Value::none();
+  return d.b.op("aten.scaled_dot_product_attention.default",
+                {B::ref(q), B::ref(k), B::ref(v), m, Value::of_float(0.0), Value::of_bool(m.is_none() && d.coin())},
+                {{"scale", Value::of_float(d.number())}});
+}
+
 }  // namespace
 
 std::vector<RuleCase> sdpa_call_cases() {
   RuleCase fwd{"sdpa-call-mask", 4, 4, false, false, [](Draw& d, size_t) { return forward_call(d); }};
+  RuleCase kernel{"sdpa-call-kernel", 4, 4, false, false, [](Draw& d, size_t) { return sdpa_itself(d); }};
   RuleCase pair{"sdpa-call-training", 4, 4, false, false, [](Draw& d, size_t) { return training_pair(d); }};
-  return {fwd, pair};
+  return {fwd, kernel, pair};
 }
 
 }  // namespace sator::check

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "check/cases_generated.h"
+#include "ir/graph_io.h"
 #include "check/rule_check.h"
 
 namespace sator::check {
@@ -42,14 +43,13 @@ void remember(const std::string& dir, const std::string& key, const std::string&
   if (dir.empty()) return;
   std::error_code ec;
   fs::create_directories(dir, ec);
-  const std::string tmp = dir + "/." + key + "." + std::to_string(::getpid()) + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << kCheckerVersion << "\n" << text << "\n";
-    if (!out) return;
+  // Created exclusively under an unpredictable name (write_file_atomic): a
+  // link planted in the cache folder is never followed.
+  try {
+    write_file_atomic(dir + "/" + key + ".passed", std::string(kCheckerVersion) + "\n" + text + "\n");
+  } catch (const GraphError&) {
+    // A cache that cannot be written only costs the next run a check.
   }
-  fs::rename(tmp, dir + "/" + key + ".passed", ec);
-  if (ec) fs::remove(tmp, ec);
 }
 
 }  // namespace

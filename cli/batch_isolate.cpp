@@ -115,7 +115,11 @@ IsolatedRun run_isolated(const BatchInput& b, const std::string& result_path, co
       kill(pid, SIGKILL);
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
-      fs::remove(result_path + ".tmp." + std::to_string(pid), ec);  // a write it had begun
+      // A write it had begun: write_file_atomic's RESULT.tmp.PID.XXXXXX.
+      const std::string begun = fs::path(result_path + ".tmp." + std::to_string(pid) + ".").filename().string();
+      const fs::path folder = fs::path(result_path).has_parent_path() ? fs::path(result_path).parent_path() : fs::path(".");
+      for (const auto& e : fs::directory_iterator(folder, ec))
+        if (e.path().filename().string().rfind(begun, 0) == 0) fs::remove(e.path(), ec);
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(elapsed < 1 ? 2 : 20));

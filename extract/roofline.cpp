@@ -264,6 +264,18 @@ OpCost roofline_cost(const Device& d, std::string_view op, const std::vector<Ope
   }
   const double compute = c.flops > 0 && rate > 0 ? c.flops / rate : 0.0;
   c.gpu_seconds = kernel_min + std::max(compute, c.bytes / d.bandwidth);
+  // SDPA itself given a mask broadcast over some dims: decomposed for
+  // Inductor it expands the mask to [B, H, L, S], which Inductor writes out
+  // and the kernel reads, call by call (bert.amp-eager.infer on the H100: 4 x
+  // 69 us writing [8, 16, 1024, 1024] bf16; the kernels called by name take
+  // the broadcast mask as it is).
+  if (c.kind == CostKind::Attention && op == "aten.scaled_dot_product_attention.default" && in.size() >= 4 &&
+      in[0].shape.size() >= 2 && in[1].shape.size() >= 2) {
+    const Operand &q = in[0], &k = in[1], &m = in[3];
+    const double full = static_cast<double>(q.numel()) / static_cast<double>(q.shape.back()) *
+                        static_cast<double>(k.shape[k.shape.size() - 2]);
+    if (static_cast<double>(m.numel()) < full) c.gpu_seconds += 2.0 * full * dtype_bytes(m.dtype) / d.bandwidth;
+  }
   // Attention kernels: the rate above is the fastest kernel's, calibrated
   // (with the rest of the model) against whole compiled graphs; the measured
   // table says how much slower the named kernel is at the call's point. So

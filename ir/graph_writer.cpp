@@ -8,6 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include "ir/graph_io.h"
 
 namespace sator {
@@ -268,19 +272,36 @@ void write_file_atomic(const std::string& path, std::string_view contents) {
     target = to.is_absolute() ? to : target.parent_path() / to;
   }
   const std::string final_path = target.string();
-  const std::string tmp = final_path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw GraphError(path, "", "cannot create the output file");
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw GraphError(path, "", "cannot write the output file");
+  // The temporary file is created exclusively (mkstemp: O_CREAT | O_EXCL,
+  // so a link planted at its name is never followed) under a name nobody
+  // can predict, beside the destination so the rename stays in one file
+  // system. The pid in its name lets a parent that killed this process
+  // remove it (cli/batch_isolate.cpp).
+  std::string tmp = final_path + ".tmp." + std::to_string(::getpid()) + ".XXXXXX";
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) throw GraphError(path, "", std::string("cannot create the output file: ") + std::strerror(errno));
+  // mkstemp makes the file 0600; an output gets what a plain create gives.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  size_t done = 0;
+  bool ok = true;
+  while (done < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = false;
+      break;
     }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) ok = false;
+  if (!ok) {
+    ::unlink(tmp.c_str());
+    throw GraphError(path, "", "cannot write the output file");
   }
   if (std::rename(tmp.c_str(), final_path.c_str()) != 0) {
-    std::remove(tmp.c_str());
+    ::unlink(tmp.c_str());
     throw GraphError(path, "", "cannot move the output file into place");
   }
 }

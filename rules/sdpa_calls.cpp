@@ -16,6 +16,10 @@ const std::vector<RuleInfo>& sdpa_call_rule_info() {
       {"sdpa-call-mask",
        "getitem(K(q, k, v, m, 0, ...), 0) = scaled_dot_product_attention(q, k, v, m', 0, causal', scale) for K an SDPA "
        "kernel or SDPA itself: the mask as the mask reader reads it (the causal triangle is_causal, a mask of zeros none)"},
+      {"sdpa-call-kernel",
+       "scaled_dot_product_attention(q, k, v, m, 0, causal, scale) = getitem(_scaled_dot_product_cudnn_attention(q, k, "
+       "v, m, False, 0, causal, False, scale), 0) for 16-bit q, k, v the cuDNN kernels take, m of q's type and rank 4 "
+       "or none: the call SDPA's dispatch makes, the mask passed unexpanded"},
       {"sdpa-call-training",
        "a training pair getitem(K(q, k, v, m, ...), 0), getitem(Kb(dO, q, k, v, ..., m, ...), 0..2) = the same of the "
        "cuDNN pair (16-bit, no bias left, no bias gradient asked) or of the same kernels with the mask read; with "
@@ -257,6 +261,31 @@ Id read_pair(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id bwd_node, Id b
   return kNoId;
 }
 
+// sdpa-call-kernel: SDPA (inference, no dropout) as the cuDNN call its
+// dispatch makes on 16-bit inputs, the mask passed as it is (SDPA itself,
+// decomposed for Inductor, expands a broadcast mask over the heads and
+// Inductor writes that out per call: docs/cost-model.md).
+Id sdpa_as_kernel(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id call_node, Id call_class) {
+  const auto c = read_call(*b, g, call_node);
+  if (!c || c->family != Family::Sdpa || c->dropout != 0.0 || !cudnn_takes(*b, g, *c)) return kNoId;
+  if (c->mask != kNoId) {
+    const auto* sm = b->shape(c->mask);
+    if (!sm || sm->size() != 4 || b->dtype(g, c->mask) != b->dtype(g, c->q)) return kNoId;
+  }
+  NodeAttrs a = positional(3);
+  a.args.push_back(c->mask != kNoId ? Value::of_node(3) : Value::none());
+  a.args.push_back(Value::of_bool(false));  // compute_log_sumexp
+  a.args.push_back(Value::of_float(0.0));
+  a.args.push_back(Value::of_bool(c->causal));
+  a.args.push_back(Value::of_bool(false));  // return_debug_mask
+  add_scale(a, c->scale);
+  std::vector<Id> kids = {c->q, c->k, c->v};
+  if (c->mask != kNoId) kids.push_back(c->mask);
+  const Id call = b->add(g, kCudnn, a, kids);
+  g.union_classes(call_class, getitem(*b, g, call, 0), "sdpa-call-kernel");
+  return kNoId;
+}
+
 }  // namespace
 
 std::vector<eg::Rewrite> sdpa_call_rules(TensorEGraph& t, bool fuse_dropout) {
@@ -267,6 +296,9 @@ std::vector<eg::Rewrite> sdpa_call_rules(TensorEGraph& t, bool fuse_dropout) {
     rs.emplace_back("sdpa-call-mask", t.lang, std::string("(") + op + "@_ ?q ?k ?v)", forward);
     rs.emplace_back("sdpa-call-mask", t.lang, std::string("(") + op + "@_ ?q ?k ?v ?m)", forward);
   }
+  const auto kernel = [b](eg::EGraph& g, Id eclass, Subst s) -> Id { return sdpa_as_kernel(b, g, s.root, eclass); };
+  rs.emplace_back("sdpa-call-kernel", t.lang, std::string("(") + kSdpa + "@_ ?q ?k ?v)", kernel);
+  rs.emplace_back("sdpa-call-kernel", t.lang, std::string("(") + kSdpa + "@_ ?q ?k ?v ?m)", kernel);
   const auto pair = [b, fuse_dropout](eg::EGraph& g, Id eclass, Subst s) -> Id {
     return read_pair(b, g, s.root, eclass, fuse_dropout);
   };

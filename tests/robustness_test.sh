@@ -34,6 +34,25 @@ expect 2 "is the input graph" "$sator" cost "$tmp/g.json" --csv "$tmp/g.json"
 [ "$(md5sum < "$tmp/g.json")" = "$sum" ] || fail "the input graph was changed"
 [ ! -e "$tmp/o.json" ] || fail "a refused run left $tmp/o.json"
 
+# A link planted at the name a writer's temporary file used to have
+# (OUT.tmp.PID, the proof cache's .KEY.PID.tmp) is never followed: every
+# writer creates its temporary file exclusively under an unpredictable name.
+echo precious > "$tmp/victim"
+for w in "optimize G -o O" "optimize G -o X --report O" "greedy G -o O" "chunk G -o O" "dot G -o O" "cost G --csv O"; do
+  rm -f "$tmp/o.out"
+  args=$(echo "$w" | sed "s|G|$tmp/g.json|; s|O|$tmp/o.out|; s|X|$tmp/x.json|")
+  # shellcheck disable=SC2086
+  bash -c "for i in 0 1 2 3 4 5 6 7 8 9; do ln -sf '$tmp/victim' '$tmp/o.out.tmp.'\$((\$\$ + i)); done; exec '$sator' $args" > /dev/null 2>&1
+  [ "$(cat "$tmp/victim")" = precious ] || fail "sator $w followed a planted link: the victim reads $(head -c 40 "$tmp/victim")"
+  [ -f "$tmp/o.out" ] && [ ! -L "$tmp/o.out" ] || fail "sator $w did not write its output as a file of its own"
+  rm -f "$tmp"/o.out.tmp.* "$tmp/x.json"
+done
+mkdir -p "$tmp/cache"
+for i in $(seq 0 20); do ln -sf "$tmp/victim" "$tmp/cache/.planted.$i.tmp"; done
+printf 'rule mul-one-x: (aten.mul.Tensor ?x 1) => ?x\n' > "$tmp/one.rules"
+SATOR_PROOF_CACHE="$tmp/cache" "$sator" check-rules --rules "$tmp/one.rules" > /dev/null 2>&1
+[ "$(cat "$tmp/victim")" = precious ] || fail "check-rules' proof cache followed a planted link"
+
 # Devices are written into, never replaced; a full device is an error.
 expect 0 "" "$sator" optimize "$tmp/g.json" -o /dev/null --report /dev/null
 [ -c /dev/null ] || fail "/dev/null is no longer a character device"
