@@ -209,8 +209,9 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_flag("--no-training-attention", opt.no_training_attention,
                 "keep a joint graph's attention decomposed (default: forward and backward fused together)");
   cmd->add_flag("--training-attention-bias", opt.training_attention_bias,
-                "also fuse a joint graph's attention whose scores add a mask tensor, the mask passed to the kernels "
-                "as attn_bias (default: left decomposed; the biased kernels save memory but measured 1-5% slower)");
+                "also fuse a joint graph's attention whose scores add a mask tensor where the cuDNN kernels do not "
+                "take it, the mask passed to the efficient kernels as attn_bias (default: fused only where cuDNN "
+                "takes it, 16-bit; the efficient kernels with a bias save memory but measured 1-5% slower)");
   cmd->add_flag("--no-mixed-precision-attention", opt.no_mixed_precision_attention,
                 "keep attention under autocast (16-bit scores, a float32 mask and softmax) decomposed (default: "
                 "fused in 16 bits, the mask cast as torch's SDPA casts it where that is exact: a mask of zeros and masking "

@@ -43,7 +43,9 @@ std::vector<eg::Rewrite> rules_for(const Graph& input, TensorEGraph& t, const Op
     if (!training) {
       append(rules::attention_rules(t, options.fuse_dropout));
     } else if (options.training_attention) {
-      append(rules::attention_train_rules(t, options.fuse_dropout, options.training_attention_bias));
+      append(rules::attention_train_rules(t, options.fuse_dropout,
+                                          options.training_attention_bias ? rules::TrainingBias::Always
+                                                                          : rules::TrainingBias::WhereCudnn));
       // Once fused, a key bias's gradient (dK summed over the keys) is zero.
       append(rules::key_gradient_rules(t));
     }

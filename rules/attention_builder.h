@@ -74,6 +74,11 @@ struct AttentionBuilder {
 // A size as an argument: an int when known, else its expression.
 inline Value size_value(const SymExpr& e) { return e.as_constant() ? Value::of_int(*e.as_constant()) : Value::of_sym(e); }
 
+// Whether the cuDNN attention kernels take these q, k, v (what the GPU
+// machine ran them on: 16 bits, rank 4, one head count, a head dim of at
+// most 128 that is a multiple of 8, the same for q·k and v).
+bool cudnn_takes(const AttentionBuilder& b, const eg::EGraph& g, Id q, Id k, Id v);
+
 // The last-two-dims transpose permutation of a rank-r tensor.
 bool is_last_two_swap(const std::vector<int64_t>& dims);
 // A dims argument as non-negative ints.

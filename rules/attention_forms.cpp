@@ -132,4 +132,14 @@ std::vector<AttentionForm> attention_forms(const std::shared_ptr<AttentionBuilde
   return out;
 }
 
+bool cudnn_takes(const AttentionBuilder& b, const eg::EGraph& g, Id q, Id k, Id v) {
+  const auto t = b.dtype(g, q);
+  if (!t || (*t != DType::BFloat16 && *t != DType::Float16)) return false;
+  const auto *sq = b.shape(q), *sk = b.shape(k), *sv = b.shape(v);
+  if (!sq || !sk || !sv || sq->size() != 4 || sk->size() != 4 || sv->size() != 4) return false;
+  if (!b.equal((*sq)[1], (*sk)[1]) || !b.equal((*sq)[1], (*sv)[1])) return false;
+  const auto e = (*sq)[3].as_constant(), ev = (*sv)[3].as_constant();
+  return e && ev && *e == *ev && *e % 8 == 0 && *e <= 128;
+}
+
 }  // namespace sator::rules

@@ -227,7 +227,7 @@ Id convert_to(Builder& b, eg::EGraph& g, Id x, DType t) {
 }
 
 Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id p, Id dp_in, Id d_scores,
-                           bool fuse_dropout, bool with_bias) {
+                           bool fuse_dropout, TrainingBias with_bias) {
   const std::vector<ScoresOf> scores_classes = scores_of(*b, b, g, p);
   const auto mm_op = b->t.lang.find_op("aten.matmul.default");
   const auto convert_op = b->t.lang.find_op("prims.convert_element_type.default");
@@ -277,7 +277,9 @@ Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id 
         const bool masked = f.mask != kNoId, runtime_scale = f.scale_tensor != kNoId;
         const Id q = runtime_scale ? scale_by_tensor(*b, g, q0, f) : q0;
         std::optional<Id> bias;
-        if (masked && (!with_bias || !(bias = kernel_bias(*b, g, f.mask, q0, k)))) continue;
+        const bool bias_allowed = with_bias == TrainingBias::Always ||
+                                  (with_bias == TrainingBias::WhereCudnn && cudnn_takes(*b, g, q0, k, g.find(v)));
+        if (masked && (!bias_allowed || !(bias = kernel_bias(*b, g, f.mask, q0, k)))) continue;
         NodeAttrs fa = positional(3);
         fa.args.push_back(masked ? Value::of_node(3) : Value::none());
         fa.args.push_back(Value::of_bool(true));  // compute_log_sumexp: the backward needs it
@@ -328,7 +330,7 @@ bool sums_last_dim(Builder& b, eg::EGraph& g, Id fma) {
 
 }  // namespace
 
-std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t, bool fuse_dropout, bool with_bias) {
+std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t, bool fuse_dropout, TrainingBias with_bias) {
   auto b = std::make_shared<Builder>(Builder{t});
   std::vector<eg::Rewrite> rs;
   // The softmax backward as AOTAutograd decomposes _softmax_backward_data.

@@ -32,8 +32,13 @@ namespace sator::rules {
 const std::vector<RuleInfo>& attention_train_rule_info();
 // `fuse_dropout`: attention whose probabilities go through dropout too, fused
 // into the kernels' own dropout (equal in distribution, not in value).
-// `with_bias`: attention whose scores add a mask (bias) tensor too, passed to
-// the kernels as attn_bias (expanded to [B, H, L, S], rows padded to 16).
-std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t, bool fuse_dropout = false, bool with_bias = true);
+// Attention whose scores add a mask (bias) tensor, its gradient not asked,
+// passed to the kernels as attn_bias (expanded to [B, H, L, S], rows padded
+// to 16): never; where the cuDNN kernels take the block (16-bit q, k, v:
+// cuDNN's biased pair measured 2-3x faster than the efficient one, and
+// rules/sdpa_calls.h offers it); or always (--training-attention-bias).
+enum class TrainingBias : uint8_t { Never, WhereCudnn, Always };
+std::vector<eg::Rewrite> attention_train_rules(TensorEGraph& t, bool fuse_dropout = false,
+                                               TrainingBias bias = TrainingBias::Always);
 
 }  // namespace sator::rules

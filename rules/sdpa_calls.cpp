@@ -22,8 +22,8 @@ const std::vector<RuleInfo>& sdpa_call_rule_info() {
        "or none: the call SDPA's dispatch makes, the mask passed unexpanded"},
       {"sdpa-call-training",
        "a training pair getitem(K(q, k, v, m, ...), 0), getitem(Kb(dO, q, k, v, ..., m, ...), 0..2) = the same of the "
-       "cuDNN pair (16-bit, no bias left, no bias gradient asked) or of the same kernels with the mask read; with "
-       "dropout only under --fuse-dropout (the kernels draw their own mask)"},
+       "cuDNN pair (16-bit, no bias gradient asked; a bias passed unexpanded where it is a broadcast mask) or of the "
+       "same kernels with the mask read; with dropout only under --fuse-dropout (the kernels draw their own mask)"},
   };
   return info;
 }
@@ -214,17 +214,23 @@ std::pair<Id, Id> build_pair(Builder& b, eg::EGraph& g, Family family, const Cal
   return {fwd, bwd};
 }
 
-// Whether the cuDNN kernels take these q, k, v (what the GPU machine ran
-// them on: 16 bits, one head count, a head dim of at most 128 that is a
-// multiple of 8, the same for q·k and v).
-bool cudnn_takes(Builder& b, const eg::EGraph& g, const Call& c) {
-  const auto t = b.dtype(g, c.q);
-  if (!t || (*t != DType::BFloat16 && *t != DType::Float16)) return false;
-  const auto *sq = b.shape(c.q), *sk = b.shape(c.k), *sv = b.shape(c.v);
-  if (!sq || !sk || !sv || sq->size() != 4 || sk->size() != 4 || sv->size() != 4) return false;
-  if (!b.equal((*sq)[1], (*sk)[1]) || !b.equal((*sq)[1], (*sv)[1])) return false;
-  const auto e = (*sq)[3].as_constant(), ev = (*sv)[3].as_constant();
-  return e && ev && *e == *ev && *e % 8 == 0 && *e <= 128;
+bool cudnn_takes(Builder& b, const eg::EGraph& g, const Call& c) { return rules::cudnn_takes(b, g, c.q, c.k, c.v); }
+
+// The bias as the cuDNN kernels take it: the mask itself where the efficient
+// kernel's [B, H, L, S] bias expands one of q's type whose leading dims are
+// its own or 1 (what SDPA's dispatch passes cuDNN: transformers' [B, 1, L, S]).
+Id cudnn_bias(Builder& b, const eg::EGraph& g, const Call& c, Id mask) {
+  const auto* sb = b.shape(mask);
+  if (!sb || sb->size() != 4) return kNoId;
+  for (Id e : b.nodes(g, mask, "aten.expand.default")) {
+    const Id m = b.child(g, e, 0);
+    const auto* sm = b.shape(m);
+    if (!sm || sm->size() != 4 || b.dtype(g, m) != b.dtype(g, c.q) || !b.equal((*sm)[3], (*sb)[3])) continue;
+    bool broadcast = true;
+    for (size_t i = 0; i < 3; ++i) broadcast &= (*sm)[i] == SymExpr(1) || b.equal((*sm)[i], (*sb)[i]);
+    if (broadcast) return m;
+  }
+  return b.dtype(g, mask) == b.dtype(g, c.q) ? mask : kNoId;
 }
 
 // sdpa-call-training: a backward call, its forward found through the
@@ -242,15 +248,18 @@ Id read_pair(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id bwd_node, Id b
       if (!fc || !same_call(*fc, *bc)) continue;
       Call c = *bc;
       const auto [mask, causal] = read_mask(*b, c);
-      std::vector<Family> targets;
       const bool unchanged = mask == c.mask && causal == c.causal;
-      if (mask == kNoId && cudnn_takes(*b, g, c) && !(bc->family == Family::Cudnn && unchanged))
-        targets.push_back(Family::Cudnn);
-      if (!unchanged && (targets.empty() || targets.front() != bc->family))
-        targets.push_back(bc->family);
+      // (kernels, the mask they take)
+      std::vector<std::pair<Family, Id>> targets;
+      if (cudnn_takes(*b, g, c) && !(bc->family == Family::Cudnn && unchanged)) {
+        const Id bias = mask == kNoId ? kNoId : cudnn_bias(*b, g, c, mask);
+        if (mask == kNoId || bias != kNoId) targets.emplace_back(Family::Cudnn, bias);
+      }
+      if (!unchanged && (targets.empty() || targets.front().first != bc->family))
+        targets.emplace_back(bc->family, mask);
       const Id out = getitem(*b, g, fwd_class, 0);
-      for (Family f : targets) {
-        const auto [nf, nb] = build_pair(*b, g, f, c, mask, causal);
+      for (const auto& [f, m] : targets) {
+        const auto [nf, nb] = build_pair(*b, g, f, c, m, causal);
         g.union_classes(out, getitem(*b, g, nf, 0), "sdpa-call-training");
         for (int64_t i = 0; i < 3; ++i)
           g.union_classes(getitem(*b, g, bwd_class, i), getitem(*b, g, nb, i), "sdpa-call-training");

@@ -21,7 +21,7 @@ std::vector<eg::Rewrite> all_shipped_rules(TensorEGraph& t) {
   };
   append(recompose_rules(t));
   append(attention_rules(t, /*fuse_dropout=*/true));
-  append(attention_train_rules(t, /*fuse_dropout=*/true, /*with_bias=*/true));
+  append(attention_train_rules(t, /*fuse_dropout=*/true, TrainingBias::Always));
   append(key_gradient_rules(t));
   append(mixed_precision_rules(t));
   append(mask_algebra_rules(t));
