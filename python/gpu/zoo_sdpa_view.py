@@ -1,0 +1,46 @@
+"""The zoo's "sdpa" view: per model and phase, plain torch.compile on the
+model's SDPA path, sator on it, and sator on the same model written with
+eager attention, side by side (issue 38's measure: the fastest thing the user
+could have run instead). Pure Python; prints a markdown table.
+
+    python3 python/gpu/zoo_sdpa_view.py docs/results/zoo/h100_sdpa.jsonl [--setup amp]
+
+Rows measured in different calls (or beside other rows' compiles) compare
+less well than rows of one call run one at a time: the table names the call
+of each figure.
+"""
+import argparse
+import json
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("results")
+    ap.add_argument("--setup", default="amp", help="amp or bf16: the setups amp-sdpa/amp-eager or bf16-sdpa/bf16-eager")
+    a = ap.parse_args()
+    rows = {}
+    for line in open(a.results):
+        r = json.loads(line)
+        if r.get("status") == "ok":
+            rows[r["row"]] = r  # the last measurement of a row wins
+    archs = sorted({k.split("/")[0] for k in rows})
+    print("| model | phase | plain-sdpa ms | sator-sdpa ms (speedup, peak) | sator-eager ms (peak) | plain-sdpa / sator-eager | calls |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for arch in archs:
+        for phase in ("infer", "train"):
+            s = rows.get(f"{arch}/{a.setup}-sdpa/{phase}")
+            e = rows.get(f"{arch}/{a.setup}-eager/{phase}")
+            if not s and not e:
+                continue
+            call = lambda r: r["measured"].split("call ")[1].split(" ")[0] if r else "-"  # noqa: E731
+            cells = [arch, phase]
+            cells.append(f"{s['plain']['median_ms']:.2f}" if s else "")
+            cells.append(f"{s['sator']['median_ms']:.2f} ({s['speedup']:.3f}x, {s['memory_ratio']:.3f})" if s else "")
+            cells.append(f"{e['sator']['median_ms']:.2f} ({e['memory_ratio']:.3f})" if e else "")
+            cells.append(f"**{s['plain']['median_ms'] / e['sator']['median_ms']:.3f}**" if s and e else "")
+            cells.append(f"{call(s)} / {call(e)}")
+            print("| " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
