@@ -140,4 +140,24 @@ grep -q "cannot be met: the least peak is" <("$sator" chunk "$g124" --memory-bud
 "$sator" chunk "$corpus/graphs/zoo_hf.infer.dyn.g0.json" --hint s27=4096 | grep -q "^chunk: amplifier bmm .*, dim 1, .* over s27 rows" ||
   fail "chunk --hint s27=4096 does not chunk the attention scores along the queries"
 
+# --preset inductor is what InductorPass runs by default: on a graph whose
+# attention is a real bias it declines and writes the input unchanged; on
+# one whose cuDNN calls carry the causal mask it changes them.
+"$sator" optimize "$corpus/zoo/graphs/bert.amp-sdpa.infer.g0.json" -o "$tmp/p.json" --report "$tmp/p.r.json" --preset inductor \
+  > "$tmp/p.txt" || fail "optimize --preset inductor exited $?"
+grep -q "^declined: nothing to gain" "$tmp/p.txt" || fail "--preset inductor on bert.amp-sdpa.infer did not say it declined"
+python3 - "$tmp/p.r.json" "$tmp/p.json" "$corpus/zoo/graphs/bert.amp-sdpa.infer.g0.json" <<'PY' || fail "--preset inductor's report or output"
+import json, sys
+r, out, src = (json.load(open(p)) for p in sys.argv[1:4])
+assert r["preset"] == "inductor" and r["version"] and r["target"] == "inductor-joint", r
+assert r["declined_without_gain"].startswith("nothing to gain"), r["declined_without_gain"]
+assert [n["op"] for n in out["nodes"]] == [n["op"] for n in src["nodes"]], "the declined output is not the input"
+PY
+"$sator" optimize "$corpus/zoo/graphs/llama.amp-sdpa.infer.g0.json" --report "$tmp/l.r.json" --preset inductor > /dev/null ||
+  fail "optimize --preset inductor on llama.amp-sdpa.infer"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['attention_changed']==4 and r['declined_without_gain'] is None, r" \
+  "$tmp/l.r.json" || fail "--preset inductor on llama.amp-sdpa.infer: 4 attention calls changed, not declined"
+"$sator" optimize "$corpus/graphs/gpt2.infer.g0.json" --preset nope > "$tmp/err.txt" 2>&1
+[ $? -eq 2 ] && grep -q "unknown --preset nope" "$tmp/err.txt" || fail "an unknown preset is not refused with exit 2"
+
 [ "$failures" -eq 0 ]
