@@ -1,5 +1,6 @@
 #include "rulelang/rule_spec.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -34,6 +35,32 @@ void expand(SExpr& e, const Helpers& helpers, int depth = 0) {
                               std::to_string(e.items.size() - 1));
   std::map<std::string, const SExpr*> bind;
   for (size_t i = 0; i < h.params.size(); ++i) bind[h.params[i]] = &e.items[i + 1];
+  // What the body becomes, counted before it is built: a helper that calls
+  // another twice, six deep, would otherwise build billions of terms.
+  {
+    std::map<std::string, size_t> uses;
+    std::vector<const SExpr*> stack = {&h.body};
+    while (!stack.empty()) {
+      const SExpr* s = stack.back();
+      stack.pop_back();
+      if (s->is_atom() && bind.count(s->text)) ++uses[s->text];
+      for (const SExpr& item : s->items) stack.push_back(&item);
+    }
+    const Extent body = extent_of(h.body);
+    double terms = static_cast<double>(body.terms);
+    size_t depth = body.depth;
+    for (const auto& [name, n] : uses) {
+      const Extent arg = extent_of(*bind[name]);
+      terms += static_cast<double>(n) * (static_cast<double>(arg.terms) - 1.0);
+      depth = std::max(depth, body.depth + arg.depth);
+    }
+    if (terms > static_cast<double>(kMaxTerms))
+      throw RuleError(e.at, "helper '" + it->first + "' expands to more than " + std::to_string(kMaxTerms) +
+                                " terms (sator's limit for one expression)");
+    if (depth > kMaxNesting)
+      throw RuleError(e.at, "helper '" + it->first + "' expands to an expression nested deeper than " +
+                                std::to_string(kMaxNesting) + " levels (sator's limit)");
+  }
   std::function<SExpr(const SExpr&)> subst = [&](const SExpr& b) -> SExpr {
     if (b.is_atom()) {
       const auto p = bind.find(b.text);

@@ -1,5 +1,6 @@
 #include "rulelang/sexpr.h"
 
+#include <algorithm>
 #include <cctype>
 #include <mutex>
 #include <set>
@@ -79,20 +80,26 @@ class Reader {
     return c == '(' || c == ')' || c == '[' || c == ']' || c == '"' || c == '#' || is_space(c);
   }
 
+  size_t depth_ = 0;
+
   SExpr one() {
     SExpr e;
     e.at = at_;
     const char c = peek();
+    if ((c == '(' || c == '[') && depth_ >= kMaxNesting)
+      throw RuleError(at_, "expression nested deeper than " + std::to_string(kMaxNesting) + " levels (sator's limit)");
     if (c == ')' || c == ']') throw RuleError(at_, std::string("unexpected '") + c + "'");
     if (c == '(' || c == '[') {
       const char close = c == '(' ? ')' : ']';
       e.kind = c == '(' ? SExpr::Kind::List : SExpr::Kind::Brackets;
       advance();
+      ++depth_;
       for (skip(); peek() != close; skip()) {
         if (pos_ >= s_.size()) throw RuleError(e.at, std::string("'") + c + "' is never closed");
         if (peek() == ')' || peek() == ']') throw RuleError(at_, std::string("'") + peek() + "' closes '" + c + "'");
         e.items.push_back(one());
       }
+      --depth_;
       advance();
       return e;
     }
@@ -147,5 +154,18 @@ class Reader {
 }  // namespace
 
 std::vector<SExpr> parse_sexprs(std::string_view text, const std::string& file) { return Reader(text, file).all(); }
+
+Extent extent_of(const SExpr& e) {
+  Extent x;
+  std::vector<std::pair<const SExpr*, size_t>> stack = {{&e, 1}};
+  while (!stack.empty()) {
+    const auto [s, d] = stack.back();
+    stack.pop_back();
+    ++x.terms;
+    x.depth = std::max(x.depth, d);
+    for (const SExpr& item : s->items) stack.emplace_back(&item, d + 1);
+  }
+  return x;
+}
 
 }  // namespace sator::rulelang

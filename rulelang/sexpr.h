@@ -44,8 +44,23 @@ struct SExpr {
   std::string to_string() const;
 };
 
+// How deep a rule file's expressions may nest, as written and once helpers
+// are expanded: every walk over an expression (typing, compiling, matching)
+// recurses, so a deeper one is refused with its place rather than
+// overflowing the stack. Real rules nest under 20.
+inline constexpr size_t kMaxNesting = 256;
+// How many terms one expression may hold once helpers are expanded.
+inline constexpr size_t kMaxTerms = 1'000'000;
+
+// The terms an expression holds and how deep it nests (computed without recursion).
+struct Extent {
+  size_t terms = 0, depth = 0;
+};
+Extent extent_of(const SExpr& e);
+
 // The top-level expressions of a file. `#` starts a comment to the end of
-// the line.
+// the line; an expression nested deeper than kMaxNesting is a RuleError at
+// its place.
 std::vector<SExpr> parse_sexprs(std::string_view text, const std::string& file);
 
 }  // namespace sator::rulelang
