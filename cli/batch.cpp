@@ -18,6 +18,7 @@
 
 #include "cli/batch_isolate.h"
 #include "ir/graph_io.h"
+#include "ir/input_file.h"
 #include "ir/printable.h"
 
 namespace sator::cli {
@@ -33,11 +34,13 @@ std::string stem_of(const std::string& path) {
   return name;
 }
 
+// A manifest or a result file: a regular file of bounded size, or a GraphError naming it.
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  try {
+    return read_input_file(path, kMaxRuleFileBytes);
+  } catch (const InputFileError& e) {
+    throw GraphError(path, "", e.what());
+  }
 }
 
 // A graph's name becomes its result file OUT/graphs/NAME.json: it must be a

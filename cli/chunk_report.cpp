@@ -35,6 +35,9 @@ double parse_bytes(const std::string& path, const std::string& flag, const std::
                                                    : -1.0;
   if (used == 0 || scale < 0 || !(value > 0) || !std::isfinite(value))
     throw GraphError(path, "", flag + " " + text + " is not a positive size (bytes, or with KiB/MiB/GiB/KB/MB/GB)");
+  // A pebibyte: more than any machine holds, and far inside double's exact integers.
+  constexpr double kMaxBytes = 1125899906842624.0;
+  if (value * scale > kMaxBytes) throw GraphError(path, "", flag + " " + text + " is beyond 1 PiB (the range is 1 B to 1 PiB)");
   return value * scale;
 }
 

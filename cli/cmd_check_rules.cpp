@@ -155,8 +155,10 @@ void add_check_rules_command(CLI::App& app) {
   static Options opt;
   CLI::App* cmd = app.add_subcommand("check-rules", "prove and test every rewrite rule's soundness");
   cmd->add_option("--rule", opt.rules, "check only this rule (repeatable)");
-  cmd->add_option("--rules", opt.rule_files, "check the rules of these rule files instead of the shipped ones")
-      ->expected(1, -1);
+  cmd->add_option("--rules", opt.rule_files, "check the rules of this rule file instead of the shipped ones (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->allow_extra_args(false);
   cmd->add_option("--trials", opt.trials, "differential instances per rule (default 200)")
       ->check(non_negative_count());
   cmd->add_option("--seed", opt.seed, "random seed (default 1)");

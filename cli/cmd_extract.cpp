@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/validators.h"
 #include "extract/extractors.h"
 #include "extract/gym_json.h"
 #include "ir/graph_io.h"
@@ -64,7 +65,7 @@ void add_extract_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("extract", "extract from an extraction-gym e-graph (egraph-serialize JSON)");
   cmd->add_option("file", opt.path, "an egraph-serialize JSON file")->required();
   cmd->add_option("--extractor", opt.extractor, "tree, dag (default) or ilp");
-  cmd->add_option("--time-limit", opt.time_limit, "seconds for ilp (default 60)");
+  cmd->add_option("--time-limit", opt.time_limit, "seconds for ilp (default 60)")->check(in_range(0, 86400, true));
   cmd->add_flag("--json", opt.json, "print one JSON object");
   cmd->callback([] { run(opt); });
 }

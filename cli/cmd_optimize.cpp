@@ -183,20 +183,24 @@ void add_optimize_command(CLI::App& app) {
                 "attention_blocks)");
   cmd->add_option("--report", opt.report, "write a JSON report here");
   cmd->add_option("--iter-limit", opt.iter_limit, "saturation iterations (default 30)")
-      ->check(non_negative_count());
+      ->check(non_negative_count())
+      ->check(in_range(1, 1e6));
   cmd->add_option("--node-limit", opt.node_limit,
                   "e-graph size limit (default 200000 or 20 per input node, whichever is larger)")
-      ->check(non_negative_count());
+      ->check(non_negative_count())
+      ->check(in_range(1, 1e9));
   cmd->add_option("--time-limit", opt.time_limit,
                   "seconds for the run: saturation, extraction and chunk planning stop at it with their best so far "
-                  "(default 10)");
+                  "(default 10)")
+      ->check(in_range(0, 86400, true));
   cmd->add_option("--objective", opt.objective,
                   "memory (default): the fastest form whose estimated peak is at most the input's, else the input; "
                   "balanced: the fastest form where its peak rises by no more percent than its time falls, else as "
                   "memory; time: the fastest form, even where its peak is higher (all written in the order of least "
                   "peak)");
   cmd->add_option("--extractor", opt.extractor, "tree, dag (default) or ilp");
-  cmd->add_option("--ilp-time-limit", opt.ilp_time_limit, "seconds for the ilp extractor (default 60)");
+  cmd->add_option("--ilp-time-limit", opt.ilp_time_limit, "seconds for the ilp extractor (default 60)")
+      ->check(in_range(0, 86400, true));
   cmd->add_option("--cost", opt.cost, "roofline (default; docs/cost-model.md) or nodes");
   cmd->add_option("--device", opt.device, "cost-model device (h200)");
   cmd->add_option("--target", opt.target,

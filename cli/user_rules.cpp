@@ -7,9 +7,17 @@
 namespace sator::cli {
 
 void add_user_rule_options(CLI::App* cmd, UserRuleOptions& o) {
-  auto* add = cmd->add_option("--rules", o.rules, "also apply the rules of these rule files (docs/rule-language.md)")
-                  ->expected(1, -1);
-  auto* only = cmd->add_option("--rules-only", o.rules_only, "apply only the rules of these rule files")->expected(1, -1);
+  // One file per option, repeatable: `--rules a.rules g.json` must not read
+  // the graph as a rule file.
+  auto* add = cmd->add_option("--rules", o.rules,
+                              "also apply the rules of this rule file (repeatable; docs/rule-language.md)")
+                  ->expected(1)
+                  ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+                  ->allow_extra_args(false);
+  auto* only = cmd->add_option("--rules-only", o.rules_only, "apply only the rules of this rule file (repeatable)")
+                   ->expected(1)
+                   ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+                   ->allow_extra_args(false);
   add->excludes(only);
   cmd->add_flag("--unchecked", o.unchecked, "run the files' rules without check-rules passing them first");
 }
@@ -27,10 +35,8 @@ UserRules load_user_rules(const UserRuleOptions& o) {
 
 std::vector<std::string> user_rule_args(const UserRuleOptions& o) {
   std::vector<std::string> args;
-  if (!o.rules.empty()) args.push_back("--rules");
-  for (const std::string& f : o.rules) args.push_back(f);
-  if (!o.rules_only.empty()) args.push_back("--rules-only");
-  for (const std::string& f : o.rules_only) args.push_back(f);
+  for (const std::string& f : o.rules) args.insert(args.end(), {"--rules", f});
+  for (const std::string& f : o.rules_only) args.insert(args.end(), {"--rules-only", f});
   if (!args.empty()) args.push_back("--unchecked");
   return args;
 }

@@ -1,6 +1,10 @@
 // Option checks shared by the commands.
 #pragma once
 
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 namespace sator::cli {
@@ -14,6 +18,29 @@ inline CLI::Validator non_negative_count() {
         return first != std::string::npos && s[first] == '-' ? "must be a whole number of 0 or more, not " + s : "";
       },
       "COUNT");
+}
+
+// A number within [lo, hi] (lo excluded where `open_low`): finite, and the
+// message names the range. Checked on the text, before CLI11 converts it
+// (a count past 2^64 would otherwise wrap or saturate unseen).
+inline CLI::Validator in_range(double lo, double hi, bool open_low = false) {
+  auto fmt = [](double x) {
+    std::string t = std::to_string(x);
+    t.erase(t.find_last_not_of('0') + 1);
+    if (!t.empty() && t.back() == '.') t.pop_back();
+    return t;
+  };
+  const std::string range = (open_low ? "more than " : "") + fmt(lo) + (open_low ? " and at most " : " to ") + fmt(hi);
+  return CLI::Validator(
+      [lo, hi, open_low, range](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        const bool parsed = end && end != s.c_str() && *end == '\0';
+        if (!parsed || !std::isfinite(v) || v > hi || (open_low ? v <= lo : v < lo))
+          return "must be " + range + ", not " + s;
+        return "";
+      },
+      "NUMBER in [" + fmt(lo) + ", " + fmt(hi) + "]");
 }
 
 }  // namespace sator::cli

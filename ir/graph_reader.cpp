@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "ir/graph_io.h"
+#include "ir/input_file.h"
 #include "ir/json_doc.h"
 #include "ir/packed_constant.h"
 
@@ -480,14 +481,14 @@ Graph read_graph_text(std::string_view text, const std::string& file_label) {
 }
 
 Graph read_graph_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw GraphError(path, "", "is a directory, expected a sator.graph JSON file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw GraphError(path, "", "cannot open the file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) throw GraphError(path, "", "cannot read the file");
-  return read_graph_text(buf.str(), path);
+  std::string text;
+  try {
+    text = read_input_file(path, kMaxGraphFileBytes);
+  } catch (const InputFileError& e) {
+    const std::string why = e.what();
+    throw GraphError(path, "", why == "is a directory, not a file" ? "is a directory, expected a sator.graph JSON file" : why);
+  }
+  return read_graph_text(text, path);
 }
 
 }  // namespace sator

@@ -1,6 +1,7 @@
 #include "rulelang/rule_spec.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <map>
 #include <set>
@@ -16,6 +17,19 @@ struct Helper {
 using Helpers = std::map<std::string, Helper>;
 
 bool is_var(const SExpr& e) { return e.is_atom() && e.text.size() > 1 && e.text[0] == '?'; }
+
+bool valid_rule_name(const std::string& n) {
+  if (n.empty() || n.size() > 100 || !std::isalpha(static_cast<unsigned char>(n[0]))) return false;
+  for (char c : n)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) return false;
+  return true;
+}
+
+// An expression as an error message quotes it: at most 60 characters.
+std::string brief(const SExpr& e) {
+  std::string t = e.to_string();
+  return t.size() > 60 ? t.substr(0, 57) + "..." : t;
+}
 
 bool is_header(const SExpr& e) {
   return e.is_atom() && e.text.size() > 1 && e.text.back() == ':' && e.text[0] != '?';
@@ -111,10 +125,22 @@ std::vector<RuleSpec> parse_rule_file(std::string_view text, const std::string& 
       ++i;
       continue;
     }
-    if (!is_header(e)) throw RuleError(e.at, "expected a rule ('NAME: LHS => RHS') or (define ...), found " + e.to_string());
+    if (!is_header(e)) {
+      // Before the first rule the file may be anything (a path typed by
+      // mistake, a secret): what it holds is not echoed.
+      if (rules.empty() && helpers.empty())
+        throw RuleError(e.at, "expected a rule ('NAME: LHS => RHS') or (define ...): this does not start like a rule file");
+      throw RuleError(e.at, "expected a rule ('NAME: LHS => RHS') or (define ...), found " + brief(e));
+    }
     RuleSpec r;
     r.name = e.text.substr(0, e.text.size() - 1);
     r.at = e.at;
+    // ASCII names only: no look-alike, invisible or ill-formed characters
+    // (and, before the first rule, nothing of an unknown file is echoed).
+    if (!valid_rule_name(r.name))
+      throw RuleError(e.at, rules.empty() && helpers.empty()
+                                ? "expected a rule name (letters, digits, '-', '_', '.'): this does not start like a rule file"
+                                : "a rule name is letters, digits, '-', '_' and '.', starting with a letter");
     if (!names.insert(r.name).second) throw RuleError(e.at, "rule '" + r.name + "' is defined twice");
     ++i;
     auto need = [&](const char* what) -> SExpr& {
@@ -127,7 +153,7 @@ std::vector<RuleSpec> parse_rule_file(std::string_view text, const std::string& 
     // A multi-pattern's further patterns (named, so the compiler can say so).
     while (i < items.size() && items[i].is_list() && items[i].head() != "define") r.lhs.push_back(std::move(items[i++]));
     const SExpr& arrow = need("'=>' or '<=>'");
-    if (!is_arrow(arrow)) throw RuleError(arrow.at, "expected '=>' or '<=>', found " + arrow.to_string());
+    if (!is_arrow(arrow)) throw RuleError(arrow.at, "expected '=>' or '<=>', found " + brief(arrow));
     r.both_ways = arrow.is_atom("<=>");
     r.rhs.push_back(std::move(need("a right-hand side")));
     // A multi-pattern's further sides: ?root=EXPR each.
@@ -145,7 +171,7 @@ std::vector<RuleSpec> parse_rule_file(std::string_view text, const std::string& 
         if (d.kind != SExpr::Kind::String) throw RuleError(d.at, "'doc' takes a \"string\"");
         r.doc = d.text;
       } else {
-        throw RuleError(k.at, "expected 'if', 'let', 'doc' or the next rule, found " + k.to_string());
+        throw RuleError(k.at, "expected 'if', 'let', 'doc' or the next rule, found " + brief(k));
       }
     }
     for (SExpr& x : r.lhs) expand(x, helpers);

@@ -38,13 +38,15 @@ expect 2 "is the input graph" "$sator" cost "$tmp/g.json" --csv "$tmp/g.json"
 # (OUT.tmp.PID, the proof cache's .KEY.PID.tmp) is never followed: every
 # writer creates its temporary file exclusively under an unpredictable name.
 echo precious > "$tmp/victim"
-for w in "optimize G -o O" "optimize G -o X --report O" "greedy G -o O" "chunk G -o O" "dot G -o O" "cost G --csv O"; do
+for w in "optimize @G -o @O" "optimize @G -o @X --report @O" "greedy @G -o @O" "chunk @G -o @O" "dot @G -o @O" "cost @G --csv @O"; do
   rm -f "$tmp/o.out"
-  args=$(echo "$w" | sed "s|G|$tmp/g.json|; s|O|$tmp/o.out|; s|X|$tmp/x.json|")
+  args=${w//@G/$tmp/g.json}
+  args=${args//@O/$tmp/o.out}
+  args=${args//@X/$tmp/x.json}
   # shellcheck disable=SC2086
   bash -c "for i in 0 1 2 3 4 5 6 7 8 9; do ln -sf '$tmp/victim' '$tmp/o.out.tmp.'\$((\$\$ + i)); done; exec '$sator' $args" > /dev/null 2>&1
-  [ "$(cat "$tmp/victim")" = precious ] || fail "sator $w followed a planted link: the victim reads $(head -c 40 "$tmp/victim")"
-  [ -f "$tmp/o.out" ] && [ ! -L "$tmp/o.out" ] || fail "sator $w did not write its output as a file of its own"
+  [ "$(cat "$tmp/victim")" = precious ] || fail "sator ${w//@/} followed a planted link: the victim reads $(head -c 40 "$tmp/victim")"
+  [ -f "$tmp/o.out" ] && [ ! -L "$tmp/o.out" ] || fail "sator ${w//@/} did not write its output as a file of its own"
   rm -f "$tmp"/o.out.tmp.* "$tmp/x.json"
 done
 mkdir -p "$tmp/cache"
@@ -97,6 +99,31 @@ expect 2 "whole number" "$sator" optimize "$tmp/g.json" --node-limit -5
 expect 2 "whole number" "$sator" batch "$tmp/src/graphs" --out "$tmp/out2" --jobs -1
 expect 2 "cannot be met" "$sator" optimize "$tmp/g.json" --chunk auto --memory-budget 1B -o "$tmp/budget.json"
 [ ! -e "$tmp/budget.json" ] || fail "an impossible --memory-budget still wrote its output"
+# Numbers outside what makes sense name their range (they were accepted: a
+# count past 2^64, 2^32 iterations, an infinite time limit, 1e30 GiB).
+expect 2 "must be 1 to 1000000000" "$sator" optimize "$tmp/g.json" --node-limit 99999999999999999999
+expect 2 "must be 1 to 1000000," "$sator" optimize "$tmp/g.json" --iter-limit 4294967296
+expect 2 "at most 86400, not inf" "$sator" optimize "$tmp/g.json" --time-limit inf
+expect 2 "at most 86400, not 1e400" "$sator" optimize "$tmp/g.json" --time-limit 1e400
+expect 2 "at most 86400" "$sator" optimize "$tmp/g.json" --ilp-time-limit 1e400
+expect 2 "beyond 1 PiB" "$sator" optimize "$tmp/g.json" --chunk auto --memory-budget 1e30GiB
+
+# Inputs that are not regular files are refused at once (they grew without
+# bound, blocked forever, or read as "0 of 0 rules pass").
+mkfifo "$tmp/fifo"
+expect 2 "not a regular file" timeout 10 "$sator" info /dev/zero
+expect 2 "not a regular file" timeout 10 "$sator" info "$tmp/fifo"
+expect 2 "not a regular file" timeout 10 "$sator" check-rules --rules /dev/zero
+expect 2 "not a regular file" timeout 10 "$sator" optimize "$tmp/g.json" --rules "$tmp/fifo"
+expect 2 "is a directory" "$sator" check-rules --rules "$tmp"
+# A file that is no rule file is named, not quoted (a secret stays one).
+printf 'root:$6$s3cr3tHash:19000:0:99999:7:::\nbin:*:19000:0:99999:7:::\n' > "$tmp/shadow"
+expect 2 "does not start like a rule file" "$sator" check-rules --rules "$tmp/shadow"
+grep -q "s3cr3t" "$tmp/err.txt" && fail "a rule file's contents were echoed: $(cat "$tmp/err.txt")"
+# --rules takes one file: the graph after it is the graph.
+printf 'neg-neg: (aten.neg.default (aten.neg.default ?x)) => ?x\n' > "$tmp/nn.rules"
+expect 0 "" "$sator" optimize --rules "$tmp/nn.rules" "$tmp/g.json" --unchecked -o "$tmp/nn.json"
+[ -s "$tmp/nn.json" ] || fail "optimize --rules FILE GRAPH did not optimize GRAPH"
 
 # Names with control characters and huge names are printed safely.
 "$python" - "$tmp/g.json" "$tmp" <<'PY'

@@ -79,7 +79,7 @@ python3 - "$tmp" <<'PY'
 import sys
 d = sys.argv[1]
 n = 1000000
-open(f"{d}/deep_lhs.rules", "w").write("r: " + "(aten.neg.default " * n + "?x" + ")" * n + " => ?x\n")
+open(f"{d}/deep_lhs.rules", "w").write("r: " + "(f " * n + "?x" + ")" * n + " => ?x\n")
 open(f"{d}/deep_rhs.rules", "w").write("r: (aten.neg.default ?x) => " + "(aten.neg.default " * 5000 + "?x" + ")" * 5000 + "\n")
 open(f"{d}/deep_if.rules", "w").write("r: (aten.neg.default ?x) => ?x if " + "(not " * 15000 + "(= (rank ?x) 2)" + ")" * 15000 + "\n")
 h = "(define (h0 ?x) (aten.neg.default ?x))\n"
