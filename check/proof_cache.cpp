@@ -6,6 +6,8 @@
 #include <fstream>
 #include <iterator>
 #include <ostream>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check/cases_generated.h"
@@ -22,31 +24,84 @@ namespace {
 // then checked again.
 constexpr const char* kCheckerVersion = "sator check-rules 1 (200 trials, seed 1, tolerance 1e-9)";
 
+uint64_t fnv1a(uint64_t h, const char* data, size_t n) {
+  for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(data[i])) * 0x100000001b3ULL;
+  return h;
+}
+
+// This binary's own contents, hashed once: a pass recorded by another build
+// (other rules, another op table, another checker) is not this one's.
+uint64_t binary_hash() {
+  static const uint64_t h = [] {
+    uint64_t x = 0xcbf29ce484222325ULL;
+    std::ifstream in("/proc/self/exe", std::ios::binary);
+    char buf[1 << 16];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) x = fnv1a(x, buf, static_cast<size_t>(in.gcount()));
+    return x;
+  }();
+  return h;
+}
+
 std::string key_of(const std::string& rule_text) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : std::string(kCheckerVersion) + "\n" + rule_text) h = (h ^ c) * 0x100000001b3ULL;
+  const uint64_t b = binary_hash();
+  uint64_t h = fnv1a(0xcbf29ce484222325ULL, reinterpret_cast<const char*>(&b), sizeof b);
+  const std::string what = std::string(kCheckerVersion) + "\n" + rule_text;
+  h = fnv1a(h, what.data(), what.size());
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
 }
 
+// Whether `path` is something only this user could have written: owned by
+// them and writable by no one else (a link is not followed).
+bool ours(const std::string& path, bool folder) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return false;
+  if (folder ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) return false;
+  return st.st_uid == ::geteuid() && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+// A recorded pass, trusted only where only this user could have written it;
+// read without following a link, at most 1 MiB.
 bool cached(const std::string& dir, const std::string& key, const std::string& text) {
-  if (dir.empty()) return false;
-  std::ifstream in(dir + "/" + key + ".passed");
-  if (!in) return false;
-  const std::string stored((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return stored == std::string(kCheckerVersion) + "\n" + text + "\n";
+  if (dir.empty() || !ours(dir, true)) return false;
+  const std::string path = dir + "/" + key + ".passed";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
+  const bool trusted = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
+                       (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 && st.st_size <= (1 << 20);
+  std::string stored;
+  if (trusted) {
+    stored.resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    while (done < stored.size()) {
+      const ssize_t n = ::read(fd, stored.data() + done, stored.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    stored.resize(done);
+  }
+  ::close(fd);
+  return trusted && stored == std::string(kCheckerVersion) + "\n" + text + "\n";
 }
 
 // Written to a temporary name and renamed: a cache file is whole or absent.
 void remember(const std::string& dir, const std::string& key, const std::string& text) {
   if (dir.empty()) return;
   std::error_code ec;
-  fs::create_directories(dir, ec);
+  if (!fs::exists(fs::symlink_status(dir, ec))) {
+    fs::create_directories(dir, ec);
+    fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+  }
+  if (!ours(dir, true)) return;  // a folder others can write to is no place for passes
   // Created exclusively under an unpredictable name (write_file_atomic): a
   // link planted in the cache folder is never followed.
   try {
-    write_file_atomic(dir + "/" + key + ".passed", std::string(kCheckerVersion) + "\n" + text + "\n");
+    const std::string path = dir + "/" + key + ".passed";
+    write_file_atomic(path, std::string(kCheckerVersion) + "\n" + text + "\n");
+    std::error_code ec;
+    fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace, ec);
   } catch (const GraphError&) {
     // A cache that cannot be written only costs the next run a check.
   }
