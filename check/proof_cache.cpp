@@ -99,6 +99,10 @@ void remember(const std::string& dir, const std::string& key, const std::string&
   // link planted in the cache folder is never followed.
   try {
     const std::string path = dir + "/" + key + ".passed";
+    // Whatever else stands at the entry's name (a link, a FIFO, which the
+    // writer would write into) goes: the folder is this user's own.
+    std::error_code rm;
+    if (fs::exists(fs::symlink_status(path, rm)) && !fs::is_regular_file(fs::symlink_status(path, rm))) fs::remove(path, rm);
     write_file_atomic(path, std::string(kCheckerVersion) + "\n" + text + "\n");
     std::error_code ec;
     fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace, ec);

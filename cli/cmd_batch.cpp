@@ -92,10 +92,10 @@ void add_batch_commands(CLI::App& app) {
     if (!(opt.batch.graph_seconds > 0)) throw GraphError("", "", "--graph-timeout must be a positive number of seconds");
     if (!opt.graph_memory.empty()) opt.batch.graph_memory_bytes = parse_bytes("", "--graph-memory", opt.graph_memory);
     check_compare_options(opt.batch.compare);
-    // The rule files are read and checked once, here; the workers get them
-    // with --unchecked.
-    load_user_rules(opt.user_rules);
-    opt.batch.compare.user_rule_args = user_rule_args(opt.user_rules);
+    // The rule files are read and checked once, here; the workers get the
+    // checked texts (private copies) with --unchecked.
+    const WorkerRuleFiles worker_rules(load_user_rules(opt.user_rules));
+    opt.batch.compare.user_rule_args = worker_rules.args();
     const int status = run_batch(opt.batch);
     if (status != 0) throw CLI::RuntimeError(status);
   });

@@ -1,8 +1,15 @@
 #include "cli/user_rules.h"
 
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 
+#include <unistd.h>
+
 #include "check/proof_cache.h"
+#include "ir/graph_io.h"
 
 namespace sator::cli {
 
@@ -25,7 +32,10 @@ void add_user_rule_options(CLI::App* cmd, UserRuleOptions& o) {
 UserRules load_user_rules(const UserRuleOptions& o) {
   UserRules u;
   u.only = !o.rules_only.empty();
-  for (const std::string& path : u.only ? o.rules_only : o.rules) u.files.push_back(rulelang::read_rule_file(path));
+  for (const std::string& path : u.only ? o.rules_only : o.rules) {
+    u.texts.push_back(rulelang::read_rule_text(path));
+    u.files.push_back(rulelang::parse_rule_text(u.texts.back(), path));
+  }
   if (u.files.empty()) return u;
   TensorLanguage lang;
   rulelang::compile_rules(u.files, lang);  // every error before anything runs
@@ -33,12 +43,25 @@ UserRules load_user_rules(const UserRuleOptions& o) {
   return u;
 }
 
-std::vector<std::string> user_rule_args(const UserRuleOptions& o) {
-  std::vector<std::string> args;
-  for (const std::string& f : o.rules) args.insert(args.end(), {"--rules", f});
-  for (const std::string& f : o.rules_only) args.insert(args.end(), {"--rules-only", f});
-  if (!args.empty()) args.push_back("--unchecked");
-  return args;
+WorkerRuleFiles::WorkerRuleFiles(const UserRules& checked) {
+  if (checked.files.empty()) return;
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/sator-rules.XXXXXX";
+  if (!::mkdtemp(tmpl.data())) throw GraphError(tmpl, "", std::string("cannot make a folder for the checked rules: ") + std::strerror(errno));
+  dir_ = tmpl;
+  for (size_t i = 0; i < checked.files.size(); ++i) {
+    const std::string copy =
+        dir_ + "/" + std::to_string(i) + "-" + std::filesystem::path(checked.files[i].path).filename().string();
+    write_file_atomic(copy, checked.texts[i]);
+    args_.insert(args_.end(), {checked.only ? "--rules-only" : "--rules", copy});
+  }
+  args_.push_back("--unchecked");
+}
+
+WorkerRuleFiles::~WorkerRuleFiles() {
+  if (dir_.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
 }
 
 }  // namespace sator::cli

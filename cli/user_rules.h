@@ -22,6 +22,7 @@ void add_user_rule_options(CLI::App* cmd, UserRuleOptions& o);
 
 struct UserRules {
   std::vector<rulelang::RuleFile> files;
+  std::vector<std::string> texts;  // each file's text as read, compiled and checked
   bool only = false;
 };
 // Reads the files, compiles them and, unless --unchecked, makes sure each
@@ -29,8 +30,20 @@ struct UserRules {
 // Throws RuleError (exit 2) naming the file, line and column.
 UserRules load_user_rules(const UserRuleOptions& o);
 
-// The same options as arguments (for batch's worker processes, which get
-// --unchecked: the parent has checked the rules).
-std::vector<std::string> user_rule_args(const UserRuleOptions& o);
+// The checked rules for batch's worker processes: the texts the parent read
+// and checked, written to a folder of its own (0700, made by mkdtemp and
+// removed with this object), never the user's paths, which could be
+// replaced once checked; the workers get them with --unchecked.
+class WorkerRuleFiles {
+ public:
+  explicit WorkerRuleFiles(const UserRules& checked);
+  WorkerRuleFiles(const WorkerRuleFiles&) = delete;
+  ~WorkerRuleFiles();
+  const std::vector<std::string>& args() const { return args_; }
+
+ private:
+  std::string dir_;
+  std::vector<std::string> args_;
+};
 
 }  // namespace sator::cli

@@ -47,16 +47,16 @@ std::vector<std::string> shipped_rule_file_names() {
   return names;
 }
 
-RuleFile read_rule_file(const std::string& path) {
-  std::string text;
+std::string read_rule_text(const std::string& path) {
   try {
-    text = read_input_file(path, kMaxRuleFileBytes);
+    return read_input_file(path, kMaxRuleFileBytes);
   } catch (const InputFileError& e) {
     const std::string why = e.what();
     throw RuleError(Where(path, 1, 1), "cannot read the rule file: " + (why.rfind("is ", 0) == 0 ? "it " + why : why));
   }
-  return parse_rule_text(text, path);
 }
+
+RuleFile read_rule_file(const std::string& path) { return parse_rule_text(read_rule_text(path), path); }
 
 namespace {
 

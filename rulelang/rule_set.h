@@ -28,6 +28,9 @@ std::vector<std::string> shipped_rule_file_names();
 // Reads and parses a file; throws RuleError naming it (unreadable files too).
 RuleFile read_rule_file(const std::string& path);
 RuleFile parse_rule_text(const std::string& text, const std::string& path);
+// A rule file's text (a regular file of at most kMaxRuleFileBytes), or a
+// RuleError at its first line.
+std::string read_rule_text(const std::string& path);
 
 // Every rule of the files compiled against the tensor language (each
 // direction of a `<=>` rule); throws RuleError for one that does not.

@@ -70,4 +70,70 @@ mkdir -p "$tmp/src" && cp "$ex/negated.json" "$tmp/src/"
 "$sator" batch "$tmp/src" --out "$tmp/batch" --rules "$ex/negation.rules" --jobs 1 --repeat 1 >/dev/null 2>&1 ||
   fail "batch --rules"
 grep -q '"nodes": 4' "$tmp/batch/graphs/negated.json" || fail "batch's saturation did not use the rules"
+# The proof cache trusts only what this user alone could have written: an
+# entry owned by someone else, writable by others, a link or a FIFO is
+# checked again (never followed, never waited on); a folder others can
+# write to is not used.
+cache=$tmp/trust
+run_cached() { SATOR_PROOF_CACHE=$cache timeout 60 "$sator" optimize "$ex/negated.json" --rules "$ex/negation.rules" -o "$tmp/t.json" >/dev/null 2>"$tmp/t.txt"; }
+run_cached || fail "proof cache: first run"
+run_cached && ! grep -q "checking rule" "$tmp/t.txt" || fail "proof cache: the second run checked again"
+entry=$(ls "$cache"/*.passed | head -1)
+chown nobody "$entry" 2>/dev/null && { run_cached && grep -q "checking rule" "$tmp/t.txt" || fail "proof cache: an entry owned by another user was trusted"; }
+rm -f "$cache"/*.passed; run_cached; entry=$(ls "$cache"/*.passed | head -1)
+chmod go+w "$entry"; run_cached && grep -q "checking rule" "$tmp/t.txt" || fail "proof cache: a group-writable entry was trusted"
+for e in "$cache"/*.passed; do rm -f "$e"; ln -s /dev/zero "$e"; done
+run_cached || fail "proof cache: a link to /dev/zero as an entry (exit $?)"
+grep -q "checking rule" "$tmp/t.txt" || fail "proof cache: a link was trusted"
+rm -rf "$cache"; run_cached; for e in "$cache"/*.passed; do rm -f "$e"; mkfifo "$e"; done
+run_cached || fail "proof cache: a FIFO as an entry (exit $?: blocked?)"
+rm -rf "$cache"; run_cached; chmod o+w "$cache"
+run_cached && grep -q "checking rule" "$tmp/t.txt" || fail "proof cache: a folder others can write to was used"
+
+# batch --rules: the workers run the text the parent checked, not the path
+# again. The file is replaced by an unsound rule (a·b = a) as soon as the
+# first graph is done; every graph must still show the checked rules' result.
+mkdir -p "$tmp/many"
+for i in $(seq 1 40); do cp "$ex/negated.json" "$tmp/many/n$i.json"; done
+cp "$ex/negation.rules" "$tmp/swap.rules"
+SATOR_PROOF_CACHE=$tmp/swapcache TMPDIR=$tmp "$sator" batch "$tmp/many" --out "$tmp/swapped" --rules "$tmp/swap.rules" \
+  --jobs 1 --repeat 1 >/dev/null 2>&1 &
+bpid=$!
+for _ in $(seq 1 600); do ls "$tmp/swapped/graphs/"*.json >/dev/null 2>&1 && break; sleep 0.05; done
+printf 'drop-mul: (aten.mul.Tensor ?a ?b) => ?a\n' > "$tmp/swap.rules"
+wait $bpid || fail "batch --rules with the file replaced mid-run exited $?"
+bad=$(grep -L '"nodes": 4' "$tmp/swapped/graphs/"n*.json | wc -l)
+[ "$bad" -eq 0 ] || fail "batch --rules: $bad of 40 graphs ran the rule file as replaced after the check"
+ls -d "$tmp"/sator-rules.* >/dev/null 2>&1 && fail "batch left its checked rules' copies behind"
+
+# Rule files that would exhaust the stack or the memory (issue 39): nesting a
+# million deep in a pattern, 5,000 in a right-hand side, 15,000 in a
+# condition, and helpers that call each other twice six deep are each one
+# error at file:line:col naming the limit, exit 2, in check-rules, optimize
+# --unchecked and batch --rules.
+python3 - "$tmp" <<'PY'
+import sys
+d = sys.argv[1]
+n = 1000000
+open(f"{d}/deep_lhs.rules", "w").write("r: " + "(f " * n + "?x" + ")" * n + " => ?x\n")
+open(f"{d}/deep_rhs.rules", "w").write("r: (aten.neg.default ?x) => " + "(aten.neg.default " * 5000 + "?x" + ")" * 5000 + "\n")
+open(f"{d}/deep_if.rules", "w").write("r: (aten.neg.default ?x) => ?x if " + "(not " * 15000 + "(= (rank ?x) 2)" + ")" * 15000 + "\n")
+h = "(define (h0 ?x) (aten.neg.default ?x))\n"
+for i in range(1, 7):
+    h += f"(define (h{i} ?x) (aten.add.Tensor (h{i-1} ?x) (h{i-1} ?x)))\n"
+open(f"{d}/bomb.rules", "w").write(h + "r: (aten.neg.default ?x) => (h6 (h6 (h6 (h6 ?x))))\n")
+PY
+for f in deep_lhs deep_rhs deep_if bomb; do
+  want="nested deeper than 256 levels"
+  [ $f = bomb ] && want="expands to more than 1000000 terms"
+  for cmd in "check-rules --rules $tmp/$f.rules" "optimize $ex/negated.json --unchecked --rules $tmp/$f.rules -o $tmp/no.json" \
+             "batch $tmp/src --out $tmp/b_$f --rules $tmp/$f.rules"; do
+    # shellcheck disable=SC2086
+    "$sator" $cmd >"$tmp/o.txt" 2>"$tmp/e.txt"
+    rc=$?
+    [ $rc -eq 2 ] || fail "sator $cmd exited $rc, not 2: $(head -c 200 "$tmp/e.txt")"
+    grep -qE "^sator: $tmp/$f.rules:[0-9]+:[0-9]+: .*$want" "$tmp/e.txt" || fail "sator $cmd: $(head -c 300 "$tmp/e.txt")"
+    [ ! -e "$tmp/no.json" ] || fail "sator $cmd left an output"
+  done
+done
 echo "rules on the command line: ok"
