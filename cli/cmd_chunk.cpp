@@ -11,6 +11,7 @@
 #include "cli/chunk_report.h"
 #include "pipeline/run.h"
 #include "cli/commands.h"
+#include "cli/validators.h"
 #include "cli/output_paths.h"
 #include "cli/run_report.h"
 #include "interp/verify.h"
@@ -71,8 +72,8 @@ void add_chunk_command(CLI::App& app) {
   static ChunkCliOptions opt;
   CLI::App* cmd = app.add_subcommand("chunk", "split the memory-hungry region of a graph into chunks");
   cmd->add_option("graph", opt.path, "a sator.graph JSON file")->required();
-  cmd->add_option("-o,--output", opt.out, "write the chunked graph here");
-  cmd->add_option("--report", opt.report, "write a JSON report here");
+  cmd->add_option("-o,--output", opt.out, "write the chunked graph here")->check(output_path());
+  cmd->add_option("--report", opt.report, "write a JSON report here")->check(output_path());
   cmd->add_option("--chunks", opt.chunks, "auto (default: double while it saves more memory than it costs time) or N");
   cmd->add_option("--memory-budget", opt.budget, "the fewest chunks whose estimated peak fits (bytes, or 8GiB, 6000MiB)");
   cmd->add_option("--device", opt.device, "cost-model device (h200)");

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/validators.h"
 #include "cli/user_rules.h"
 #include "cli/output_paths.h"
 #include "cli/comparison.h"
@@ -42,7 +43,7 @@ void add_compare_command(CLI::App& app) {
   static CompareCliOptions opt;
   CLI::App* cmd = app.add_subcommand("compare", "greedy rewriting vs equality saturation (and Inductor) on one graph");
   cmd->add_option("graph", opt.path, "a sator.graph JSON file")->required();
-  cmd->add_option("--report", opt.report, "write the comparison as JSON here");
+  cmd->add_option("--report", opt.report, "write the comparison as JSON here")->check(output_path());
   add_user_rule_options(cmd, opt.user_rules);
   cmd->add_option("--cost", opt.opts.cost, "roofline (default) or nodes");
   cmd->add_option("--device", opt.opts.device, "cost-model device (h200)");

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/validators.h"
 #include "cli/output_paths.h"
 #include "extract/graph_cost.h"
 #include "ir/graph_io.h"
@@ -58,7 +59,7 @@ void add_cost_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("cost", "estimate a graph's time per node with the roofline model");
   cmd->add_option("graph", opt.path, "a sator.graph JSON file")->required();
   cmd->add_option("--device", opt.device, "device (h200)");
-  cmd->add_option("--csv", opt.csv, "write per-node estimates here");
+  cmd->add_option("--csv", opt.csv, "write per-node estimates here")->check(output_path());
   cmd->callback([] { run(opt); });
 }
 

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/validators.h"
 #include "cli/output_paths.h"
 #include "ir/graph_io.h"
 #include "ir/printable.h"
@@ -87,7 +88,7 @@ void add_dot_command(CLI::App& app) {
   static DotOptions opt;
   CLI::App* cmd = app.add_subcommand("dot", "write a Graphviz picture of a graph");
   cmd->add_option("graph", opt.path, "a sator.graph JSON file")->required();
-  cmd->add_option("-o,--output", opt.out, "the .dot file to write")->required();
+  cmd->add_option("-o,--output", opt.out, "the .dot file to write")->check(output_path())->required();
   cmd->callback([] { run_dot(opt); });
 }
 

@@ -88,9 +88,9 @@ void add_greedy_command(CLI::App& app) {
   static GreedyCliOptions opt;
   CLI::App* cmd = app.add_subcommand("greedy", "the same rules applied greedily, as Inductor's pattern matcher does (the baseline)");
   cmd->add_option("graph", opt.path, "a sator.graph JSON file");
-  cmd->add_option("-o,--output", opt.out, "write the rewritten graph here");
+  cmd->add_option("-o,--output", opt.out, "write the rewritten graph here")->check(output_path());
   add_user_rule_options(cmd, opt.user_rules);
-  cmd->add_option("--report", opt.report, "write a JSON report here");
+  cmd->add_option("--report", opt.report, "write a JSON report here")->check(output_path());
   cmd->add_flag("--fixpoint", opt.fixpoint, "repeat the passes until a round changes nothing (Inductor: one round)");
   cmd->add_option("--max-rounds", opt.max_rounds, "round limit with --fixpoint (default 10)")
       ->check(non_negative_count());

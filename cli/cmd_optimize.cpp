@@ -173,7 +173,7 @@ void add_optimize_command(CLI::App& app) {
   static OptimizeCliOptions opt;
   CLI::App* cmd = app.add_subcommand("optimize", "optimize a graph by equality saturation");
   cmd->add_option("graph", opt.path, "a sator.graph JSON file")->required();
-  cmd->add_option("-o,--output", opt.out, "write the optimized graph here");
+  cmd->add_option("-o,--output", opt.out, "write the optimized graph here")->check(output_path());
   add_user_rule_options(cmd, opt.user_rules);
   cmd->add_option("--without-rule", opt.without_rules,
                   "leave out the shipped rule of this name (repeatable; `sator check-rules --list` lists them)");
@@ -181,7 +181,7 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_flag("--explain-attention", opt.explain_attention,
                 "list every softmax over a rank-4 tensor: fused, or the first reason it was not (also in --report as "
                 "attention_blocks)");
-  cmd->add_option("--report", opt.report, "write a JSON report here");
+  cmd->add_option("--report", opt.report, "write a JSON report here")->check(output_path());
   cmd->add_option("--iter-limit", opt.iter_limit, "saturation iterations (default 30)")
       ->check(non_negative_count())
       ->check(in_range(1, 1e6));

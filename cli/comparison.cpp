@@ -121,6 +121,8 @@ nlohmann::ordered_json compare_graph(const std::string& path, const CompareOptio
     c["sator"]["stop_reason"] = eg::stop_reason_name(s.stop);
   }
   const std::string ind = o.inductor.empty() ? inductor_path_for(path) : o.inductor;
+  // A file named with --inductor must be there; the corpus layout's is optional.
+  if (!o.inductor.empty() && !fs::exists(ind)) throw GraphError(ind, "", "no such file (given as --inductor)");
   if (fs::exists(ind)) {
     // Inductor's graph after its joint-graph passes; its pass time is not
     // recorded in the corpus.

@@ -10,6 +10,7 @@
 
 #include "check/proof_cache.h"
 #include "ir/graph_io.h"
+#include "rules/shipped_rules.h"
 
 namespace sator::cli {
 
@@ -37,6 +38,12 @@ UserRules load_user_rules(const UserRuleOptions& o) {
     u.files.push_back(rulelang::parse_rule_text(u.texts.back(), path));
   }
   if (u.files.empty()) return u;
+  // A user's rule may not take a shipped rule's name: reports, --explain and
+  // --without-rule would mean two rules by it.
+  for (const rulelang::RuleFile& f : u.files)
+    for (const rulelang::RuleSpec& r : f.rules)
+      if (rules::is_shipped_rule(r.name))
+        throw rulelang::RuleError(r.at, "rule '" + r.name + "' has the name of a shipped rule; name it otherwise");
   TensorLanguage lang;
   rulelang::compile_rules(u.files, lang);  // every error before anything runs
   if (!o.unchecked) check::require_proved(u.files, &std::cerr);

@@ -20,6 +20,13 @@ inline CLI::Validator non_negative_count() {
       "COUNT");
 }
 
+// An output path: given, it names a file (an empty one would silently
+// write nothing).
+inline CLI::Validator output_path() {
+  return CLI::Validator([](std::string& s) -> std::string { return s.empty() ? "an empty path names no file" : ""; },
+                        "PATH");
+}
+
 // A number within [lo, hi] (lo excluded where `open_low`): finite, and the
 // message names the range. Checked on the text, before CLI11 converts it
 // (a count past 2^64 would otherwise wrap or saturate unseen).

@@ -13,7 +13,8 @@
 namespace sator {
 
 GraphError::GraphError(std::string file, std::string node, const std::string& message)
-    : std::runtime_error(file + (node.empty() ? "" : ": node '" + node + "'") + ": " + message),
+    : std::runtime_error((file.empty() ? std::string() : file + (node.empty() ? "" : ": node '" + node + "'") + ": ") +
+                         message),
       file_(std::move(file)),
       node_(std::move(node)),
       message_(message) {}

@@ -6,6 +6,9 @@
 #include <map>
 #include <set>
 
+#include "ir/op_table.h"
+#include "rulelang/functions.h"
+
 namespace sator::rulelang {
 
 namespace {
@@ -104,6 +107,11 @@ void define(const SExpr& d, Helpers& helpers) {
     if (!seen.insert(sig.items[i].text).second) throw RuleError(sig.items[i].at, "parameter '" + sig.items[i].text + "' twice");
     h.params.push_back(sig.items[i].text);
   }
+  // A helper may not take the name of an op or a built-in function: a call
+  // would no longer mean what it reads as.
+  if (find_op(sig.items[0].text) || find_function(sig.items[0].text))
+    throw RuleError(sig.items[0].at, "helper '" + sig.items[0].text + "' has the name of " +
+                                         (find_op(sig.items[0].text) ? "an op" : "a built-in function") + "; name it otherwise");
   h.body = d.items[2];
   expand(h.body, helpers);
   if (!helpers.emplace(sig.items[0].text, std::move(h)).second)

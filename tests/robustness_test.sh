@@ -120,6 +120,19 @@ expect 2 "is a directory" "$sator" check-rules --rules "$tmp"
 printf 'root:$6$s3cr3tHash:19000:0:99999:7:::\nbin:*:19000:0:99999:7:::\n' > "$tmp/shadow"
 expect 2 "does not start like a rule file" "$sator" check-rules --rules "$tmp/shadow"
 grep -q "s3cr3t" "$tmp/err.txt" && fail "a rule file's contents were echoed: $(cat "$tmp/err.txt")"
+# Small ones: an empty output path, a missing --inductor file, messages
+# without an empty file name in front.
+expect 2 "an empty path names no file" "$sator" optimize "$tmp/g.json" -o ''
+expect 2 "no such file (given as --inductor)" "$sator" compare "$tmp/g.json" --inductor "$tmp/nope.json"
+expect 2 "a graph file is required" "$sator" greedy
+grep -q "sator: :" "$tmp/err.txt" && fail "a message with an empty file name: $(cat "$tmp/err.txt")"
+expect 2 "--shard I/N needs" "$sator" batch "$tmp/src/graphs" --out "$tmp/sh" --shard 3/2
+grep -q "sator: :" "$tmp/err.txt" && fail "a message with an empty file name: $(cat "$tmp/err.txt")"
+# A user's rule may not take a shipped rule's name, nor a helper an op's.
+printf 'reshape-as-view: (aten.neg.default (aten.neg.default ?x)) => ?x\n' > "$tmp/shadow.rules"
+expect 2 "has the name of a shipped rule" "$sator" optimize "$tmp/g.json" --rules "$tmp/shadow.rules" --unchecked
+printf '(define (aten.neg.default ?x) ?x)\nr: (aten.neg.default ?x) => ?x\n' > "$tmp/helper.rules"
+expect 2 "has the name of an op" "$sator" check-rules --rules "$tmp/helper.rules"
 # --rules takes one file: the graph after it is the graph.
 printf 'neg-neg: (aten.neg.default (aten.neg.default ?x)) => ?x\n' > "$tmp/nn.rules"
 expect 0 "" "$sator" optimize --rules "$tmp/nn.rules" "$tmp/g.json" --unchecked -o "$tmp/nn.json"
