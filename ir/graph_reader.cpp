@@ -202,8 +202,8 @@ class Reader {
     if (!f.stride) fail("missing field \"stride\" in " + w);
     if (!f.dtype) fail("missing field \"dtype\" in " + w);
     const Json shape = *f.shape, stride = *f.stride;
-    if (!shape.is_array()) fail(w + " \"shape\" must be an array");
-    if (!stride.is_array()) fail(w + " \"stride\" must be an array");
+    if (!shape.is_array()) fail("\"shape\" of " + w + " must be an array");
+    if (!stride.is_array()) fail("\"stride\" of " + w + " must be an array");
     if (shape.size() != stride.size())
       fail(w + " has " + std::to_string(shape.size()) + " sizes but " + std::to_string(stride.size()) + " strides");
     if (shape.size() > size_t(kMaxRank)) fail(w + " has rank " + std::to_string(shape.size()) + ", beyond " + std::to_string(kMaxRank));
@@ -402,7 +402,7 @@ class Reader {
     if (kinds > 1) fail("a node has only one of \"shape\"/\"stride\"/\"dtype\", \"outputs\" and \"symint\"");
     if (f.tensor.any()) {
       n.result = Node::Result::Tensor;
-      n.tensor = read_tensor(f.tensor, "the node's");
+      n.tensor = read_tensor(f.tensor, "the node");
     } else if (f.outputs) {
       n.result = Node::Result::Tuple;
       if (!f.outputs->is_array()) fail("\"outputs\" must be an array");

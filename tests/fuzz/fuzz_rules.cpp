@@ -1,0 +1,24 @@
+// libFuzzer target: the rule-file reader on arbitrary bytes — parse, helper
+// expansion, typing and compilation (what `--rules FILE` does before any
+// check). Anything but a clean RuleError is a bug: a crash, a hang, a stack
+// overflow, unbounded memory. Build and run with
+//   CXX=clang++ cmake -S . -B build-fuzz -DSATOR_FUZZ=ON -DSATOR_TESTS=OFF -DSATOR_BENCH=OFF
+//   build-fuzz/fuzz_rules tests/fuzz/rule_seeds -max_total_time=600 -rss_limit_mb=2048
+// (seeds: rules/*.rules, examples/rules/*.rules, tests/planted_rules/*.rules).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "rulelang/rule_set.h"
+#include "tensor/tensor_lang.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  try {
+    std::vector<sator::rulelang::RuleFile> files = {sator::rulelang::parse_rule_text(text, "fuzz.rules")};
+    sator::TensorLanguage lang;
+    sator::rulelang::compile_rules(files, lang);
+  } catch (const sator::rulelang::RuleError&) {
+  }
+  return 0;
+}
