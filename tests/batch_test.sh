@@ -136,5 +136,12 @@ done
 [ $? -eq 2 ] || fail "batch over a missing folder should exit 2"
 grep -q nowhere "$tmp/bad.txt" || fail "the message should name the missing folder"
 
+# scripts/slurm-batch's pre-check: --batch-args that print help are refused
+# before anything is submitted (their help lines were counted as graphs).
+bash "$(dirname "$0")/../scripts/slurm-batch" "$corpus/graphs" --out "$tmp/sb" --shards 2 --sator "$sator" \
+  --batch-args "--help" --dry-run > "$tmp/sb.txt" 2>&1
+[ $? -ne 0 ] && grep -q "prints text instead of running a batch" "$tmp/sb.txt" ||
+  fail "slurm-batch --batch-args --help was not refused: $(tail -2 "$tmp/sb.txt")"
+
 [ $failures -eq 0 ] && echo "batch: all checks passed"
 exit $((failures > 0))
