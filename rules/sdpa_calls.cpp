@@ -218,7 +218,8 @@ bool cudnn_takes(Builder& b, const eg::EGraph& g, const Call& c) { return rules:
 
 // The bias as the cuDNN kernels take it: the mask itself where the efficient
 // kernel's [B, H, L, S] bias expands one of q's type whose leading dims are
-// its own or 1 (what SDPA's dispatch passes cuDNN: transformers' [B, 1, L, S]).
+// its own or 1 (what SDPA's dispatch passes cuDNN: transformers' [B, 1, L, S]);
+// kNoId for any other bias.
 Id cudnn_bias(Builder& b, const eg::EGraph& g, const Call& c, Id mask) {
   const auto* sb = b.shape(mask);
   if (!sb || sb->size() != 4) return kNoId;
@@ -230,7 +231,9 @@ Id cudnn_bias(Builder& b, const eg::EGraph& g, const Call& c, Id mask) {
     for (size_t i = 0; i < 3; ++i) broadcast &= (*sm)[i] == SymExpr(1) || b.equal((*sm)[i], (*sb)[i]);
     if (broadcast) return m;
   }
-  return b.dtype(g, mask) == b.dtype(g, c.q) ? mask : kNoId;
+  // Not the expansion of a broadcast mask (the efficient kernel's padded and
+  // sliced rows, say): cuDNN was not measured taking such a bias.
+  return kNoId;
 }
 
 // sdpa-call-training: a backward call, its forward found through the
