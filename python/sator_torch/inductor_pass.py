@@ -140,7 +140,9 @@ class InductorPass(CustomGraphPass):
             warnings.warn("sator_torch.InductorPass: no sator binary found; set $SATOR")
             return
         try:
+            t0 = time.perf_counter()
             doc = graph_to_doc(graph, gm, f"joint{report['graph']}", {"stage": "joint", "via": "InductorPass"})
+            report["doc_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
             optimized, sator_report = self._run_sator(doc, report)
             if optimized is None:
                 return
@@ -153,7 +155,8 @@ class InductorPass(CustomGraphPass):
                 report["attention_fused"] = 0
                 return
             t0 = time.perf_counter()
-            self._rebuild(graph, gm, optimized, doc)
+            report["rebuild_stages_ms"] = stages = {}
+            self._rebuild(graph, gm, optimized, doc, stages)
             report["rebuild_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
             report["nodes_out"] = len(graph.nodes)
             report.update({k: sator_report.get(k) for k in ("layout_ops_in", "layout_ops_out", "attention_fused",
@@ -210,10 +213,16 @@ class InductorPass(CustomGraphPass):
             with open(stem + ".report.json") as f:
                 return optimized, json.load(f)
 
-    def _rebuild(self, graph, gm, doc, original):
+    def _rebuild(self, graph, gm, doc, original, stages):
         """Builds sator's graph into a new fx.Graph, propagates fake tensors
         through it, and only then moves it into `graph` (so a failure leaves
-        `graph` as it was)."""
+        `graph` as it was). `stages` gets each step's milliseconds."""
+        clock = [time.perf_counter()]
+
+        def lap(stage):
+            now = time.perf_counter()
+            stages[stage] = round((now - clock[0]) * 1e3, 1)
+            clock[0] = now
         placeholders = [n for n in graph.nodes if n.op == "placeholder"]
         names = [n["name"] for n in doc["nodes"] if n["op"] == "placeholder"]
         if names != [p.name for p in placeholders]:
@@ -240,9 +249,11 @@ class InductorPass(CustomGraphPass):
         _relift_constants(new, root)
         new.eliminate_dead_code()
         new.lint()
+        lap("build")
         if gm is not None:
             tmp = fx.GraphModule(gm, new)
             mode = self._propagate_fake(tmp, new)
+            lap("fake")
             if mode is not None:
                 # Inductor lowers core ATen: sator's recomposed ops (linear,
                 # matmul, scaled_dot_product_attention, reshape) are written
@@ -250,11 +261,13 @@ class InductorPass(CustomGraphPass):
                 for body in b.bodies_built:
                     decompose_composites(body, body.graph, mode)
                 decompose_composites(gm, new, mode)
+                lap("decompose")
         moved = forward_outputs_on_tangents(graph, new)
         if moved:
             raise NotLowerable(f"forward output(s) {moved[:5]} would depend on a tangent, which AOTAutograd's "
                                "partitioner cannot split")
         bad = unlowerable_ops([new] + [body.graph for body in b.bodies_built], known=graph)
+        lap("check")
         if bad:
             name, op, why = bad[0]
             raise NotLowerable(f"{len(bad)} node(s) Inductor cannot lower, first {name} ({op}): {why}")
@@ -273,6 +286,7 @@ class InductorPass(CustomGraphPass):
             gm.recompile()
         for body in b.bodies_built:
             self._bodies.add(_signature(body.graph))
+        lap("move")
 
     @staticmethod
     def _propagate_fake(gm, graph):
@@ -401,10 +415,63 @@ def _is_composite(target):
         target.name(), "CompositeImplicitAutograd")
 
 
+def _meta_key(v):
+    """A hashable description of a node's value: what a decomposition's
+    trace depends on (sizes, strides, dtype, device, grad), SymInts by name."""
+    if isinstance(v, torch.Tensor):
+        return ("T", tuple(str(d) for d in v.shape), tuple(str(d) for d in v.stride()), str(v.dtype),
+                str(v.device), bool(v.requires_grad))
+    if isinstance(v, (list, tuple)):
+        return tuple(_meta_key(x) for x in v)
+    return ("V", type(v).__name__, str(v))
+
+
+def _decomposition_key(target, args, kwargs, inputs):
+    """The memo key of one composite call, or None where an argument has no
+    faithful text form (the call is then traced on its own)."""
+    def plain(x):
+        if isinstance(x, _Slot):
+            return ("slot", x.i)
+        if isinstance(x, (list, tuple)):
+            return tuple(plain(y) for y in x)
+        if isinstance(x, dict):
+            return tuple(sorted((k, plain(v)) for k, v in x.items()))
+        if x is None or isinstance(x, (bool, int, float, str, torch.dtype, torch.device, torch.memory_format,
+                                       torch.layout, torch.SymInt)):
+            return (type(x).__name__, str(x))
+        raise TypeError(type(x).__name__)
+    try:
+        return (target, plain(args), plain(kwargs), tuple(_meta_key(n.meta.get("val")) for n in inputs))
+    except TypeError:
+        return None
+
+
+def _refresh_fake_values(first, stop, mode):
+    """Fresh fake values for the nodes from `first` up to `stop` (a copy of a
+    memoized decomposition): each node gets a tensor of its own, as a trace
+    would give it, so no two nodes look like one storage to Inductor."""
+    val = lambda a: a.meta.get("val") if isinstance(a, fx.Node) else a  # noqa: E731
+    n = first
+    allow = mode.allow_non_fake_inputs
+    mode.allow_non_fake_inputs = True
+    try:
+        with mode:
+            while n is not stop:
+                if n.op == "call_function":
+                    args = fx.node.map_aggregate(n.args, val)
+                    kwargs = fx.node.map_aggregate(n.kwargs, val)
+                    n.meta["val"] = n.target(*args, **kwargs)
+                n = n.next
+    finally:
+        mode.allow_non_fake_inputs = allow
+
+
 def decompose_composites(root, graph, mode):
     """Replaces each call of a CompositeImplicitAutograd op in `graph` by what
     PyTorch's dispatcher decomposes it into (traced with make_fx on the node's
-    fake values), metadata included."""
+    fake values), metadata included. Calls alike in op, arguments and input
+    sizes/strides/dtypes (a model's layers) are traced once: tracing is most
+    of the pass's Python time, a copy with fresh fake values is a tenth of it."""
     from torch.fx.experimental.proxy_tensor import make_fx
 
     try:  # what Inductor itself decomposes (t, for one, has no lowering)
@@ -413,6 +480,7 @@ def decompose_composites(root, graph, mode):
     except ImportError:
         table = None
 
+    traced = {}  # memo key -> the traced decomposition (its constants already on root)
     for node in list(graph.nodes):
         if node.op != "call_function" or not _is_composite(node.target):
             continue
@@ -426,30 +494,38 @@ def decompose_composites(root, graph, mode):
 
         args, kwargs = _substitute(node.args, slot), _substitute(dict(node.kwargs), slot)
         target = node.target
+        key = _decomposition_key(target, args, kwargs, inputs)
+        sub = traced.get(key) if key is not None else None
+        reused = sub is not None
+        if not reused:
+            def fn(*vals):
+                put = lambda x: vals[x.i] if isinstance(x, _Slot) else x  # noqa: E731
+                return target(*_substitute(args, put), **_substitute(kwargs, put))
 
-        def fn(*vals):
-            put = lambda x: vals[x.i] if isinstance(x, _Slot) else x  # noqa: E731
-            return target(*_substitute(args, put), **_substitute(kwargs, put))
-
-        allow = mode.allow_non_fake_inputs
-        mode.allow_non_fake_inputs = True
-        try:
-            with mode:
-                sub = make_fx(fn, decomposition_table=table, tracing_mode="real")(*[n.meta["val"] for n in inputs])
-        finally:
-            mode.allow_non_fake_inputs = allow
+            allow = mode.allow_non_fake_inputs
+            mode.allow_non_fake_inputs = True
+            try:
+                with mode:
+                    sub = make_fx(fn, decomposition_table=table, tracing_mode="real")(*[n.meta["val"] for n in inputs])
+            finally:
+                mode.allow_non_fake_inputs = allow
+            for n in sub.graph.nodes:  # constants the decomposition made
+                if n.op == "get_attr":
+                    name = f"_sator_decomp_{len(list(root.named_buffers()))}_{n.target}"
+                    value = getattr(sub, n.target)
+                    setattr(root, name, value)
+                    n.target = name
+                    if isinstance(value, torch.Tensor) and not isinstance(n.meta.get("val"), torch._subclasses.FakeTensor):
+                        n.meta["val"] = mode.from_tensor(value)
+            if key is not None:
+                traced[key] = sub
         placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
         val_map = dict(zip(placeholders, inputs))
-        for n in sub.graph.nodes:  # constants the decomposition made
-            if n.op == "get_attr":
-                name = f"_sator_decomp_{len(list(root.named_buffers()))}_{n.target}"
-                value = getattr(sub, n.target)
-                setattr(root, name, value)
-                n.target = name
-                if isinstance(value, torch.Tensor) and not isinstance(n.meta.get("val"), torch._subclasses.FakeTensor):
-                    n.meta["val"] = mode.from_tensor(value)
+        before = node.prev
         with graph.inserting_before(node):
             out = graph.graph_copy(sub.graph, val_map)
+        if reused:
+            _refresh_fake_values(before.next, node, mode)
         node.replace_all_uses_with(out)
         graph.erase_node(node)
     graph.lint()

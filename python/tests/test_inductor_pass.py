@@ -14,6 +14,9 @@ compile checks, a GPU (runs on the GPU machine; run_all.sh zoo).
    defaults the graph (no attention fused, nothing chunked) is left alone.
 4. A rebuilt joint graph whose forward output would read a tangent (what
    AOTAutograd's partitioner rejects) is caught.
+5. decompose_composites traces alike calls once: three aten.linear calls,
+   two alike, are traced twice; every node keeps a fake value of its own,
+   and the decomposed graph computes what the composites did.
 Without torch it exits 77 (skipped); without a GPU parts 2-3 are skipped.
 """
 import os
@@ -119,10 +122,56 @@ def part4():
           "a forward output made to read a tangent is caught")
 
 
+def part5():
+    """Memoized decompositions: alike calls traced once, values their own."""
+    import torch.fx.experimental.proxy_tensor as proxy_tensor
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from sator_torch.inductor_pass import decompose_composites
+
+    mode = FakeTensorMode()
+    g = torch.fx.Graph()
+    x, w, w2 = g.placeholder("x"), g.placeholder("w"), g.placeholder("w2")
+    lin = torch.ops.aten.linear.default
+    a = g.call_function(lin, (x, w))
+    b = g.call_function(lin, (a, w))      # alike: same op, sizes, strides, dtype
+    c = g.call_function(lin, (b, w2))     # another weight size: traced apart
+    g.output((c,))
+    real = [torch.randn(3, 8), torch.randn(8, 8), torch.randn(5, 8)]
+    for ph, t in zip([x, w, w2], real):
+        ph.meta["val"] = mode.from_tensor(t)
+    for n, shape in ((a, (3, 8)), (b, (3, 8)), (c, (3, 5))):
+        n.meta["val"] = mode.from_tensor(torch.empty(shape))
+    gm = torch.fx.GraphModule(torch.nn.Module(), g)
+    traces = []
+    original = proxy_tensor.make_fx
+
+    def counting(*args, **kwargs):
+        traces.append(1)
+        return original(*args, **kwargs)
+
+    proxy_tensor.make_fx = counting
+    try:
+        decompose_composites(gm, gm.graph, mode)
+    finally:
+        proxy_tensor.make_fx = original
+    calls = [n for n in gm.graph.nodes if n.op == "call_function"]
+    check(not any(n.target is lin for n in calls), "every aten.linear decomposed")
+    check(len(traces) == 2, f"three linears, two alike: traced {len(traces)} times (want 2)")
+    vals = [n.meta.get("val") for n in calls]
+    check(all(v is not None for v in vals) and len({id(v) for v in vals}) == len(vals),
+          "every decomposed node has a fake value of its own")
+    want = torch.nn.functional.linear(torch.nn.functional.linear(torch.nn.functional.linear(
+        real[0], real[1]), real[1]), real[2])
+    got = gm(*real)
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    check(torch.allclose(got, want, atol=1e-5), "the decomposed graph computes the linears")
+
+
 def main():
     sator = sys.argv[1] if len(sys.argv) > 1 else None
     part1()
     part4()
+    part5()
     if torch.cuda.is_available():
         part2(sator)
     else:
