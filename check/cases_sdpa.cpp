@@ -109,6 +109,52 @@ NodeId training_pair(Draw& d) {
   return d.b.item(bwd, 0);
 }
 
+// SDPA's math path on a 16-bit model without autocast, fused by the
+// attention rules as a float32 efficient pair on upcasts of 16-bit q, k, v
+// (q and k scaled by constants, as the math path scales each by √scale) and
+// of a 16-bit dO, cast back; a mask of sdpa_mask's in float32
+// or none. The root: the cast gradient of the 16-bit q, then O, dK and dV.
+NodeId upcast_training_pair(Draw& d) {
+  const DType t = d.pick(std::vector<DType>{DType::BFloat16, DType::Float16});
+  const SymExpr b = d.size(), h = d.size(), L = d.size(2), E = head_dim(d);
+  const auto up = [&](NodeId x) {
+    return d.b.op("prims.convert_element_type.default", {B::ref(x), Value::of_dtype(DType::Float32)});
+  };
+  const auto down = [&](NodeId x) { return d.b.op("prims.convert_element_type.default", {B::ref(x), Value::of_dtype(t)}); };
+  const auto times = [&](NodeId x, double f) {
+    return f == 1.0 ? x : d.b.op("aten.mul.Scalar", {B::ref(x), Value::of_float(f)});
+  };
+  const NodeId q16 = d.b.input({b, h, L, E}, t), k16 = d.b.input({b, h, L, E}, t), v16 = d.b.input({b, h, L, E}, t);
+  const NodeId d_out = up(d.b.input({b, h, L, E}, t));
+  // Both scaled, by different factors: an instance is only rewritten where
+  // the rule moves each factor to the right gradient (an unscaled operand is
+  // v's and dO's path).
+  const double fq = 0.5, fk = 0.25;
+  const NodeId q = times(up(q16), fq), k = times(up(k16), fk), v = up(v16);
+  Value mask = Value::none();
+  bool causal = false;
+  if (d.integer(0, 2) == 0)
+    mask = B::ref(d.b.op("aten.expand.default", {B::ref(sdpa_mask(d, b, L, DType::Float32, true)), B::sizes({b, h, L, L})}));
+  else
+    causal = d.coin();
+  const Value scale = d.coin() ? Value::of_float(d.number()) : Value::none();
+  std::vector<std::pair<std::string, Value>> kw;
+  if (!scale.is_none()) kw.emplace_back("scale", scale);
+  const NodeId fwd = d.b.op(kEfficient, {B::ref(q), B::ref(k), B::ref(v), mask, Value::of_bool(true), Value::of_float(0.0),
+                                         Value::of_bool(causal)},
+                            kw);
+  const NodeId bwd = d.b.op("aten._scaled_dot_product_efficient_attention_backward.default",
+                            {B::ref(d_out), B::ref(q), B::ref(k), B::ref(v), mask, B::ref(d.b.item(fwd, 0)),
+                             B::ref(d.b.item(fwd, 1)), B::ref(d.b.item(fwd, 2)), B::ref(d.b.item(fwd, 3)),
+                             Value::of_float(0.0),
+                             Value::of_list({Value::of_bool(true), Value::of_bool(true), Value::of_bool(true),
+                                             Value::of_bool(false)}),
+                             Value::of_bool(causal)},
+                            kw);
+  d.extra_outputs = {down(d.b.item(fwd, 0)), down(times(d.b.item(bwd, 1), fk)), down(d.b.item(bwd, 2))};
+  return down(times(d.b.item(bwd, 0), fq));
+}
+
 // SDPA itself on 16-bit q, k, v, with a mask of sdpa_mask's or none.
 NodeId sdpa_itself(Draw& d) {
   const DType t = d.pick(std::vector<DType>{DType::BFloat16, DType::Float16});
@@ -126,7 +172,11 @@ std::vector<RuleCase> sdpa_call_cases() {
   RuleCase fwd{"sdpa-call-mask", 4, 4, false, false, [](Draw& d, size_t) { return forward_call(d); }};
   RuleCase kernel{"sdpa-call-kernel", 4, 4, false, false, [](Draw& d, size_t) { return sdpa_itself(d); }};
   RuleCase pair{"sdpa-call-training", 4, 4, false, false, [](Draw& d, size_t) { return training_pair(d); }};
-  return {fwd, kernel, pair};
+  RuleCase upcast{"sdpa-call-training-16-bit", 4, 4, false, false,
+                  [](Draw& d, size_t) { return upcast_training_pair(d); }};
+  upcast.rewritten_outputs = 4;  // O, dQ, dK and dV all
+
+  return {fwd, kernel, pair, upcast};
 }
 
 }  // namespace sator::check

@@ -2,6 +2,7 @@
 // (sdpa_calls.h).
 #include "rules/sdpa_calls.h"
 
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -24,6 +25,11 @@ const std::vector<RuleInfo>& sdpa_call_rule_info() {
        "a training pair getitem(K(q, k, v, m, ...), 0), getitem(Kb(dO, q, k, v, ..., m, ...), 0..2) = the same of the "
        "cuDNN pair (16-bit, no bias gradient asked; a bias passed unexpanded where it is a broadcast mask) or of the "
        "same kernels with the mask read; with dropout only under --fuse-dropout (the kernels draw their own mask)"},
+      {"sdpa-call-training-16-bit",
+       "convert(getitem(K(up(q), up(k), up(v), ...), 0), t), convert(getitem(Kb(up(dO), up(q), up(k), up(v), ...), "
+       "0..2), t) = the same of the 16-bit pair on q, k, v, dO of type t (cuDNN's where it takes them), no dropout, "
+       "the mask read away (SDPA's math path on 16-bit tensors without autocast: float32 on upcasts, cast back; the "
+       "16-bit kernels accumulate in float32 and round P to t before P·v, as attention-on-16-bit-upcasts)"},
   };
   return info;
 }
@@ -273,6 +279,96 @@ Id read_pair(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id bwd_node, Id b
   return kNoId;
 }
 
+// A float32 operand read as a 16-bit one: x = up(x16)·factor, up the cast
+// from type t to float32 and factor a constant (SDPA's math path scales q and
+// k by √scale each before their product).
+struct Upcast {
+  Id x16 = kNoId;
+  double factor = 1.0;
+};
+
+std::optional<Upcast> upcast_of(Builder& b, const eg::EGraph& g, Id x, DType t, bool scaled) {
+  if (b.dtype(g, x) != DType::Float32) return std::nullopt;
+  for (Id cv : b.nodes(g, g.find(x), "prims.convert_element_type.default"))
+    if (b.dtype(g, b.child(g, cv, 0)) == t) return Upcast{g.find(b.child(g, cv, 0)), 1.0};
+  if (!scaled) return std::nullopt;
+  for (Id m : b.nodes(g, g.find(x), "aten.mul.Scalar")) {
+    const NodeAttrs& a = b.attrs(g, m);
+    if (a.args.size() != 2 || (a.args[1].kind != Value::Kind::Float && a.args[1].kind != Value::Kind::Int)) continue;
+    const double f = a.args[1].kind == Value::Kind::Float ? a.args[1].f : static_cast<double>(a.args[1].i);
+    if (!(f > 0) || !std::isfinite(f)) continue;
+    if (const auto u = upcast_of(b, g, b.child(g, m, 0), t, false)) return Upcast{u->x16, f};
+  }
+  return std::nullopt;
+}
+
+Id convert(Builder& b, eg::EGraph& g, Id x, DType t) {
+  NodeAttrs a;
+  a.args = {Value::of_node(0), Value::of_dtype(t)};
+  return b.add(g, "prims.convert_element_type.default", a, {g.find(x)});
+}
+
+Id scaled(Builder& b, eg::EGraph& g, Id x, double f) {
+  if (f == 1.0) return g.find(x);
+  NodeAttrs a;
+  a.args = {Value::of_node(0), Value::of_float(f)};
+  return b.add(g, "aten.mul.Scalar", a, {g.find(x)});
+}
+
+// The call's softmax scale as a number (none: the kernels' 1/√E).
+std::optional<double> scale_value(Builder& b, const Call& c) {
+  if (c.scale.kind == Value::Kind::Float) return c.scale.f;
+  if (c.scale.kind == Value::Kind::Int) return static_cast<double>(c.scale.i);
+  const auto* sq = b.shape(c.q);
+  if (!sq || sq->empty()) return std::nullopt;
+  const auto e = sq->back().as_constant();
+  if (!e || *e <= 0) return std::nullopt;
+  return 1.0 / std::sqrt(static_cast<double>(*e));
+}
+
+// sdpa-call-training-16-bit: a float32 pair on upcasts of 16-bit q, k, v and
+// dO (SDPA's math path on a 16-bit model without autocast: it computes in
+// float32 and the graph casts O and the gradients back) as the 16-bit pair
+// whose casts those are. Without it the attention rules fuse the math path
+// as float32 kernels (efficient: 2-4x the 16-bit cuDNN pair's time). A
+// constant factor on q or k moves into the scale: SDPA(q·a, k·b, v, s) =
+// SDPA(q, k, v, s·a·b), and the gradients of q and k are a·dQ and b·dK.
+Id read_upcast_pair(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id bwd_node, Id bwd_class) {
+  const auto bc = read_call(*b, g, bwd_node);
+  if (!bc || !bc->backward || bc->bias_grad || bc->dropout != 0.0) return kNoId;
+  const auto scale = scale_value(*b, *bc);
+  if (!scale) return kNoId;
+  for (DType t : {DType::BFloat16, DType::Float16}) {
+    const auto q = upcast_of(*b, g, bc->q, t, true), k = upcast_of(*b, g, bc->k, t, true);
+    const auto v = upcast_of(*b, g, bc->v, t, false), d_out = upcast_of(*b, g, bc->d_out, t, false);
+    if (!q || !k || !v || !d_out) continue;
+    const auto [mask, causal] = read_mask(*b, *bc);
+    if (mask != kNoId) return kNoId;  // a float32 bias: 16 bits would round it
+    for (Id gi : b->nodes(g, bc->lse, "getitem")) {
+      const NodeAttrs& ga = b->attrs(g, gi);
+      if (ga.args.size() != 2 || ga.args[1].kind != Value::Kind::Int || ga.args[1].i != slots(bc->family).lse) continue;
+      const Id fwd_class = b->child(g, gi, 0);
+      for (Id fwd : b->nodes(g, fwd_class, forward_op(bc->family))) {
+        const auto fc = read_call(*b, g, fwd);
+        if (!fc || !same_call(*fc, *bc)) continue;
+        Call c = *bc;
+        c.q = q->x16, c.k = k->x16, c.v = v->x16, c.d_out = d_out->x16, c.mask = kNoId;
+        c.scale = Value::of_float(*scale * q->factor * k->factor);
+        const Family f = cudnn_takes(*b, g, c) ? Family::Cudnn : Family::Efficient;
+        const auto [nf, nb] = build_pair(*b, g, f, c, kNoId, causal);
+        const char* why = "sdpa-call-training-16-bit";
+        g.union_classes(convert(*b, g, getitem(*b, g, fwd_class, 0), t), getitem(*b, g, nf, 0), why);
+        const double factor[3] = {q->factor, k->factor, 1.0};
+        for (int64_t i = 0; i < 3; ++i)
+          g.union_classes(convert(*b, g, scaled(*b, g, getitem(*b, g, bwd_class, i), factor[i]), t),
+                          getitem(*b, g, nb, i), why);
+        return kNoId;
+      }
+    }
+  }
+  return kNoId;
+}
+
 // sdpa-call-kernel: SDPA (inference, no dropout) as the cuDNN call its
 // dispatch makes on 16-bit inputs, the mask passed as it is (SDPA itself,
 // decomposed for Inductor, expands a broadcast mask over the heads and
@@ -317,6 +413,12 @@ std::vector<eg::Rewrite> sdpa_call_rules(TensorEGraph& t, bool fuse_dropout) {
   for (const char* op : {kCudnnBackward, kEfficientBackward}) {
     rs.emplace_back("sdpa-call-training", t.lang, std::string("(") + op + "@_ ?a ?b ?c ?d ?e ?f ?g ?h)", pair);
     rs.emplace_back("sdpa-call-training", t.lang, std::string("(") + op + "@_ ?a ?b ?c ?d ?e ?f ?g ?h ?i)", pair);
+  }
+  const auto upcast = [b](eg::EGraph& g, Id eclass, Subst s) -> Id { return read_upcast_pair(b, g, s.root, eclass); };
+  for (const char* op : {kCudnnBackward, kEfficientBackward}) {
+    rs.emplace_back("sdpa-call-training-16-bit", t.lang, std::string("(") + op + "@_ ?a ?b ?c ?d ?e ?f ?g ?h)", upcast);
+    rs.emplace_back("sdpa-call-training-16-bit", t.lang, std::string("(") + op + "@_ ?a ?b ?c ?d ?e ?f ?g ?h ?i)",
+                    upcast);
   }
   return rs;
 }

@@ -135,3 +135,23 @@ TEST_CASE("eager attention in inference: a broadcast mask goes to cuDNN unexpand
   for (const Call& c : forward_calls(pipeline::optimize(bert, without).output))
     CHECK(c.op == "aten.scaled_dot_product_attention.default");
 }
+
+TEST_CASE("SDPA's math path on a bf16 model in training: the 16-bit cuDNN pair, not float32 kernels",
+          "[attention][sdpa]") {
+  // ViT, bf16 weights without autocast, transformers' SDPA path: the capture
+  // decomposed SDPA into its math path, which computes in float32 on upcasts
+  // of the bf16 q, k, v (H100, PyTorch 2.11; issue 38's zoo row measured
+  // 0.92x plain torch.compile while the block ran as float32 efficient kernels).
+  const Graph g = load_graph(std::string(SATOR_TESTS_DIR) + "/data/zoo/vit.bf16-sdpa.train.g0.json");
+  const pipeline::OptimizeResult r = pipeline::optimize(g, inductor());
+  CHECK(count_op(r.output, kCudnn) == 4);
+  CHECK(count_op(r.output, kCudnnBackward) == 4);
+  for (const Node& n : r.output.nodes)
+    if (n.op == kCudnn) {
+      for (size_t i = 0; i < 3; ++i) CHECK(r.output.nodes[n.args[i].node].tensor.dtype == DType::BFloat16);
+    }
+  CHECK(count_op(r.output, "aten._scaled_dot_product_efficient_attention.default") == 0);
+  pipeline::OptimizeOptions without = inductor();
+  without.without_rules = {"sdpa-call-training-16-bit"};
+  CHECK(count_op(pipeline::optimize(g, without).output, kCudnn) == 0);
+}
