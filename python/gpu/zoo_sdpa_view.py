@@ -7,10 +7,15 @@ could have run instead). Pure Python; prints a markdown table.
 
 Rows measured in different calls (or beside other rows' compiles) compare
 less well than rows of one call run one at a time: the table names the call
-of each figure.
+of each figure, and a row measured alone is kept over a later one measured
+beside others.
 """
 import argparse
 import json
+
+
+def alone(r):
+    return "(parallel 1)" in r.get("measured", "")
 
 
 def main():
@@ -21,8 +26,14 @@ def main():
     rows = {}
     for line in open(a.results):
         r = json.loads(line)
-        if r.get("status") == "ok":
-            rows[r["row"]] = r  # the last measurement of a row wins
+        if r.get("status") != "ok":
+            continue
+        # The last measurement of a row wins, except that one taken alone
+        # (parallel 1) is kept over one taken beside other rows' compiles:
+        # these launch-bound steps move by up to 15% there.
+        old = rows.get(r["row"])
+        if old is None or alone(r) or not alone(old):
+            rows[r["row"]] = r
     archs = sorted({k.split("/")[0] for k in rows})
     print("| model | phase | plain-sdpa ms | sator-sdpa ms (speedup, peak) | sator-eager ms (peak) | plain-sdpa / sator-eager | calls |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
