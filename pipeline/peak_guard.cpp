@@ -48,7 +48,12 @@ struct Written {
   std::string schedule;
   std::vector<std::pair<std::string, double>> tried;
   double peak = 0;
+  bool schedule_cut = false;  // the time limit stopped the order search
 };
+
+// Whether the run's time limit has passed: the guard's optional searches
+// (more orders, more recomputation rounds) stop there.
+using OutOfTime = std::function<bool()>;
 
 // One extraction, with what the report says of it (extract_cheapest writes
 // it into the result; the guard keeps the chosen one's).
@@ -78,14 +83,16 @@ struct KeepMemory {
 // Writes an extraction in the order of least estimated peak
 // (schedule/memory_schedule.h), keeping memory as `keep` says: less memory
 // for a little more time.
-Written write_and_schedule(const TensorEGraph& t, const Graph& input, const eg::Extraction& x, const KeepMemory& keep) {
+Written write_and_schedule(const TensorEGraph& t, const Graph& input, const eg::Extraction& x, const KeepMemory& keep,
+                           const OutOfTime& out_of_time) {
   Written w;
   std::vector<int64_t> position;  // each written node's source node (-1: new)
   Graph written = t.write(x, &w.enode_of, &position, keep.on, keep.only ? &*keep.only : nullptr);
   const size_t copies = keep.on ? schedule::copy_pinning_outputs(written, input, position).size() : 0;
   // The clones go before the output node: their e-nodes are none.
   if (copies) w.enode_of.insert(w.enode_of.end() - 1, copies, eg::kNoId);
-  schedule::Scheduled s = schedule::schedule_for_memory(std::move(written), position);
+  schedule::Scheduled s = schedule::schedule_for_memory(std::move(written), position, out_of_time);
+  w.schedule_cut = s.cut;
   if (!s.order.empty()) {
     std::vector<eg::Id> by_order(s.order.size());
     for (size_t k = 0; k < s.order.size(); ++k) by_order[k] = w.enode_of[s.order[k]];
@@ -161,7 +168,7 @@ bool trade_for_time(const Graph& input, const Written& fastest, double peak_in, 
 // every one. The first form under the limit is taken: the fewer
 // recomputations, the less time. Lowers `best` (and sets `keep`) where it can.
 void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Extraction& fastest, double limit,
-                        Written& best, KeepMemory& keep) {
+                        Written& best, KeepMemory& keep, const OutOfTime& out_of_time) {
   KeepMemory trial{true, std::unordered_set<eg::Id>{}};
   std::unordered_set<eg::Id>& classes = *trial.only;
   const auto worth = [&](eg::Id c) {
@@ -170,13 +177,13 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
   };
   Written last = best;
   const auto write = [&] {
-    last = write_and_schedule(t, input, fastest, trial);
+    last = write_and_schedule(t, input, fastest, trial, out_of_time);
     if (last.peak < best.peak) {
       best = last;
       keep = trial;
     }
   };
-  for (int round = 0; round < kRecomputeRounds && best.peak > limit; ++round) {
+  for (int round = 0; round < kRecomputeRounds && best.peak > limit && !out_of_time(); ++round) {
     std::vector<eg::Id> live;
     for (const chunk::LiveTensor& l : chunk::estimate_peak_memory(last.graph).at_peak)
       if (const eg::Id e = last.enode_of[l.node]; e != eg::kNoId && worth(e)) live.push_back(t.egraph.find(e));
@@ -199,9 +206,9 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
     if (classes.size() == before) break;  // nothing new to recompute
     if (classes.size() > alone) write();
   }
-  if (best.peak <= limit) return;
+  if (best.peak <= limit || out_of_time()) return;
   const KeepMemory all{true, std::nullopt};
-  Written w = write_and_schedule(t, input, fastest, all);
+  Written w = write_and_schedule(t, input, fastest, all, out_of_time);
   if (w.peak < best.peak) {
     best = std::move(w);
     keep = all;
@@ -218,11 +225,12 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   // The fastest form first.
   Extracted chosen = extract(t, input, options, seconds_left(), r, priced_out);
   KeepMemory keep;
-  Written best = write_and_schedule(t, input, chosen.x, keep);
+  const OutOfTime out_of_time = [&] { return seconds_left() <= 0; };
+  Written best = write_and_schedule(t, input, chosen.x, keep, out_of_time);
   const double first_peak = best.peak;
   const bool held = options.hold_peak && !(options.balanced && best.peak > limit &&
                                            trade_for_time(input, best, peak_in, options, r));
-  if (held && best.peak > limit) recompute_for_peak(t, input, chosen.x, limit, best, keep);
+  if (held && best.peak > limit) recompute_for_peak(t, input, chosen.x, limit, best, keep, out_of_time);
   // Still over: new forms give way to the input's own, a trial at a time,
   // each kept only where it lowers the peak, until the peak is the input's
   // or nothing is left to try: first each new form that owns memory live at
@@ -238,7 +246,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
       std::unordered_set<eg::Id> trial = priced_out;
       trial.insert(regions[k].begin(), regions[k].end());
       Extracted e = extract(t, input, options, seconds_left(), r, trial);
-      Written w = write_and_schedule(t, input, e.x, keep);
+      Written w = write_and_schedule(t, input, e.x, keep, out_of_time);
       if (w.peak < best.peak) {
         best = std::move(w);
         chosen = std::move(e);
@@ -249,6 +257,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   }
   r.extract_dag_cost = chosen.dag_cost;
   r.extract_proved_optimal = chosen.proved_optimal;
+  if (best.schedule_cut) r.limited.push_back("order search");
   PeakGuard g;
   g.schedules_tried = best.tried;
   if (best.peak > limit && held) {
@@ -259,6 +268,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
                          (given_way ? " (" + mib(best.peak) + " with " + std::to_string(given_way) +
                                           " region(s) of new forms given way to the input's own)"
                                     : std::string()) +
+                         (out_of_time() ? "; the time limit ended the search for a form within it" : std::string()) +
                          "; the input is kept");
     r.output = input;
     enode_of.assign(input.nodes.size(), eg::kNoId);

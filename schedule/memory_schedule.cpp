@@ -128,7 +128,7 @@ Order greedy_memory(const Graph& g, const ScheduleContext& c) {
       });
 }
 
-Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position) {
+Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position, const std::function<bool()>& out_of_time) {
   Scheduled best;
   const ScheduleContext c = schedule_context(g, keys_from_positions(g, position));
   const chunk::Storages& st = c.use.st;
@@ -137,14 +137,22 @@ Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position) {
   best.peak_bytes = chunk::peak_bytes_in_order(g, st, as_written);
   best.strategy = "as written";
   best.tried.emplace_back(best.strategy, best.peak_bytes);
-  std::vector<std::pair<std::string, Order>> candidates;
-  candidates.emplace_back("input order", by_keys(g, c));
-  candidates.emplace_back("frees first", greedy_memory(g, c));
-  // Inductor's three (torch/_inductor/memory.py), on sator's estimate.
-  candidates.emplace_back("least peak first", least_peak_first(g, c));
-  candidates.emplace_back("earliest operands first", earliest_operands_first(g, c));
-  candidates.emplace_back("depth first", depth_first(g, c));
-  for (auto& [name, order] : candidates) {
+  // Each order is made only when its turn comes: past the time limit the
+  // rest are not (the writer's own order stands, its peak estimated).
+  const std::vector<std::pair<std::string, std::function<Order()>>> candidates = {
+      {"input order", [&] { return by_keys(g, c); }},
+      {"frees first", [&] { return greedy_memory(g, c); }},
+      // Inductor's three (torch/_inductor/memory.py), on sator's estimate.
+      {"least peak first", [&] { return least_peak_first(g, c); }},
+      {"earliest operands first", [&] { return earliest_operands_first(g, c); }},
+      {"depth first", [&] { return depth_first(g, c); }},
+  };
+  for (const auto& [name, make] : candidates) {
+    if (out_of_time && out_of_time()) {
+      best.cut = true;
+      break;
+    }
+    Order order = make();
     const double peak = chunk::peak_bytes_in_order(g, st, order);
     best.tried.emplace_back(name, peak);
     if (peak < best.peak_bytes) {

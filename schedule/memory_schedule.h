@@ -7,6 +7,7 @@
 // estimated peak (chunk/peak_memory.h) is kept.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,11 +42,15 @@ struct Scheduled {
   Order order;           // the chosen order of the given graph's nodes (empty: as written)
   double peak_bytes = 0;
   std::vector<std::pair<std::string, double>> tried;  // each strategy and its estimated peak
+  bool cut = false;  // the time limit stopped the search before every order was tried
 };
 
 // The order of least estimated peak among the writer's own, the input's
 // (through `position`, as keys_from_positions reads it), the greedy one and
 // Inductor's three (inductor_orders.h); ties keep the earlier in that list.
-Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position);
+// `out_of_time` (when given) is asked before each candidate after the
+// writer's own: once it says so the rest are not tried (Scheduled::cut).
+Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position,
+                              const std::function<bool()>& out_of_time = {});
 
 }  // namespace sator::schedule

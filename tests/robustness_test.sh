@@ -202,6 +202,19 @@ assert "saturation" in r["time_limit"]["reached_in"], r.get("time_limit")
 assert r["egraph"]["stop_reason"] == "time limit", r["egraph"]
 PY
 
+# The limit holds past saturation too: on 17 copies of GPT-2's training
+# graph a 0.05-second limit also stops the order search (the writer's own
+# order is estimated, the others are not made), and a form over the input's
+# peak that the time left no room to bring down keeps the input (issue 39).
+"$python" "$(dirname "$0")/../scripts/replicate_graph.py" "$(dirname "$graph")/gpt2-124m.train.g0.json" 17 "$tmp/g17.json" >/dev/null
+expect 0 "" "$sator" optimize "$tmp/g17.json" --time-limit 0.05 -o "$tmp/g17.tl.json" --report "$tmp/g17.tl.report.json"
+"$python" - "$tmp/g17.tl.report.json" <<'PY' || fail "the order search ran past --time-limit"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert "order search" in r["time_limit"]["reached_in"], r.get("time_limit")
+assert len(r["schedule"]["peak_bytes_by_order"]) < 6, r["schedule"]
+PY
+
 # A graph 200,000 nodes deep optimizes without a crash (the writer is iterative,
 # the dag extractor's greedy pass stays within its memory budget).
 "$python" - "$tmp/deep.json" <<'PY'
