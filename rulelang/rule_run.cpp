@@ -142,6 +142,11 @@ class Run {
       }
     } catch (const Decline&) {
       return false;
+    } catch (const SymOverflow&) {
+      // A size the condition computes does not fit 64 bits on this match:
+      // it does not hold here (the rule's own file is checked for this
+      // before it runs: rule_compile's constant conditions).
+      return false;
     }
     return true;
   }
@@ -157,6 +162,8 @@ class Run {
       }
     } catch (const Decline&) {
       return;
+    } catch (const SymOverflow&) {
+      return;  // a size of the right-hand side does not fit 64 bits: nothing built is merged
     }
     for (size_t k = 0; k < r_.rhs.size(); ++k) {
       if (r_.rhs[k].pattern != 0) {

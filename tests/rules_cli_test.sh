@@ -136,4 +136,17 @@ for f in deep_lhs deep_rhs deep_if bomb; do
     [ ! -e "$tmp/no.json" ] || fail "sator $cmd left an output"
   done
 done
+# A condition whose size arithmetic overflows 64 bits on a match does not
+# hold there (it was "internal error: integer overflow" with no file, line
+# or column, issue 39): check-rules says the rule never fired, optimize
+# --unchecked runs to the end without it.
+cat >"$tmp/overflow.rules" <<'EOF2'
+overflow: (aten.neg.default ?x) => ?x  if (= (* (size ?x 0) 9223372036854775807) 3)
+EOF2
+"$sator" check-rules --rules "$tmp/overflow.rules" --trials 20 >"$tmp/ov.txt" 2>&1
+[ $? -eq 1 ] || fail "check-rules on an overflowing condition: $(tail -3 "$tmp/ov.txt")"
+grep -q "internal error" "$tmp/ov.txt" && fail "an overflowing condition is an internal error: $(tail -3 "$tmp/ov.txt")"
+grep -q "overflow: only 0 of 20 instances rewritten" "$tmp/ov.txt" || fail "check-rules: $(tail -3 "$tmp/ov.txt")"
+"$sator" optimize "$ex/negated.json" --rules "$tmp/overflow.rules" --unchecked -o "$tmp/ov.json" >/dev/null 2>"$tmp/ov.err" ||
+  fail "optimize --unchecked with an overflowing condition: $(cat "$tmp/ov.err")"
 echo "rules on the command line: ok"
