@@ -16,6 +16,7 @@
 #include "cli/validators.h"
 #include "cli/output_paths.h"
 #include "cli/run_report.h"
+#include "cli/signals_held.h"
 #include "ir/graph_io.h"
 #include "ir/output_target.h"
 #include "pipeline/run.h"
@@ -88,7 +89,8 @@ void run_optimize(const OptimizeCliOptions& given) {
   run.start = std::chrono::steady_clock::now();
   run.time_limit_s = o.time_limit;
   run.verify = o.verify;
-  run.output = o.out;
+  // The graph is written here, with the report, while interrupts wait.
+  run.output.clear();
   run.decline_without_gain = o.decline_without_gain;
   pipeline::OptimizeOptions& opts = run.optimize;
   opts.iter_limit = o.iter_limit;
@@ -121,7 +123,18 @@ void run_optimize(const OptimizeCliOptions& given) {
   c.cost = o.cost;
   c.device = o.device;
   c.load_ms = done.load_ms;
-  c.write_ms = r.write_ms + done.file_ms;
+  // Both outputs or neither: a graph that failed --verify is not written, and
+  // an interrupt between the graph and its report waits until both are.
+  const bool failed = verified && verified->status == interp::VerifyResult::Status::Failed;
+  SignalsHeld held;
+  const auto t_write = std::chrono::steady_clock::now();
+  bool written = false;
+  if (!o.out.empty() && !failed) {
+    write_graph_file(r.output, o.out);
+    written = true;
+  }
+  const double file_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_write).count();
+  c.write_ms = r.write_ms + file_ms;
   c.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - run.start).count();
   c.verify = verified ? &*verified : nullptr;
   c.chunk_ms = done.chunk_ms;
@@ -164,7 +177,7 @@ void run_optimize(const OptimizeCliOptions& given) {
     fail_if_unverified(o.path, *verified);
   }
   if (!done.declined.empty()) std::printf("declined: %s; the input is written unchanged\n", done.declined.c_str());
-  if (done.written) std::printf("wrote %s\n", o.out.c_str());
+  if (written) std::printf("wrote %s\n", o.out.c_str());
 }
 
 }  // namespace

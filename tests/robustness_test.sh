@@ -190,6 +190,32 @@ assert rc == -signal.SIGINT, f"exit {rc}"
 assert not os.path.exists(tmp + "/views.out.json"), "an interrupted optimize wrote its output"
 PY
 
+# An interrupt between the graph and its report waits until both are
+# written (issue 39: it used to leave -o without --report). The report goes
+# to a FIFO, so the run is held there, -o already written, while SIGINT
+# arrives; the report must still come out whole.
+"$python" - "$sator" "$graph" "$tmp" <<'PY' || fail "SIGINT between -o and --report"
+import json, os, signal, subprocess, sys, time
+sator, graph, tmp = sys.argv[1:]
+fifo = tmp + "/report.fifo"
+os.mkfifo(fifo)
+p = subprocess.Popen([sator, "optimize", graph, "-o", tmp + "/held.json", "--report", fifo],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+for _ in range(600):  # the graph is written first, then the report's open waits for a reader
+    if os.path.exists(tmp + "/held.json"):
+        break
+    time.sleep(0.05)
+assert os.path.exists(tmp + "/held.json"), "no -o written"
+time.sleep(0.2)
+p.send_signal(signal.SIGINT)
+time.sleep(0.3)
+assert p.poll() is None, f"the run ended at the interrupt (exit {p.returncode}) before its report"
+with open(fifo) as f:
+    report = json.loads(f.read())
+assert report["nodes_in"] > 0, report
+p.wait(timeout=30)
+PY
+
 # --time-limit covers the run: on the 300,000-long view chain above, a
 # 1-second limit stops saturation (and extraction's search) with a valid
 # output, exit 0, and the report names the phases it cut.
