@@ -232,6 +232,17 @@ RuleFactory file_rules(const std::vector<rulelang::RuleFile>& files) {
   return [files](TensorEGraph& t) { return rulelang::make_rewrites(files, t); };
 }
 
+RuleFactory file_rule(const std::vector<rulelang::RuleFile>& files, const std::string& name) {
+  std::vector<rulelang::RuleFile> only;
+  for (const rulelang::RuleFile& f : files) {
+    rulelang::RuleFile g{f.path, {}};
+    for (const rulelang::RuleSpec& s : f.rules)
+      if (s.name == name || (s.both_ways && s.name + "-reverse" == name)) g.rules.push_back(s);
+    if (!g.rules.empty()) only.push_back(std::move(g));
+  }
+  return file_rules(only);
+}
+
 std::vector<RuleCase> generated_cases(const std::vector<rulelang::RuleFile>& files) {
   std::vector<RuleCase> cases;
   TensorLanguage lang;

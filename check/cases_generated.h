@@ -8,6 +8,7 @@
 // on it.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "check/rule_case.h"
@@ -17,5 +18,9 @@ namespace sator::check {
 
 std::vector<RuleCase> generated_cases(const std::vector<rulelang::RuleFile>& files);
 RuleFactory file_rules(const std::vector<rulelang::RuleFile>& files);
+// The files' rule named `name` alone (either direction of a `<=>` rule):
+// what checking one rule builds for each of its instances, so that checking
+// every rule of a file grows with the file, not with its square.
+RuleFactory file_rule(const std::vector<rulelang::RuleFile>& files, const std::string& name);
 
 }  // namespace sator::check

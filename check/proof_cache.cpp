@@ -122,7 +122,6 @@ std::string proof_cache_dir() {
 
 void require_proved(const std::vector<rulelang::RuleFile>& files, std::ostream* progress) {
   const std::string dir = proof_cache_dir();
-  const RuleFactory rules = file_rules(files);
   const std::vector<RuleCase> cases = generated_cases(files);
   // Each compiled rule (a `<=>` rule's two directions) with its entry.
   std::vector<const rulelang::RuleSpec*> specs;
@@ -138,7 +137,7 @@ void require_proved(const std::vector<rulelang::RuleFile>& files, std::ostream* 
     const std::string key = key_of(text);
     if (cached(dir, key, text)) continue;
     if (progress) *progress << "checking rule '" << cases[i].name << "' (check-rules: Z3 proofs and 200 float64 trials)\n";
-    const RuleReport r = check_rule(cases[i], rules, CheckOptions{});
+    const RuleReport r = check_rule(cases[i], file_rule(files, cases[i].name), CheckOptions{});
     if (!r.ok()) {
       std::string why = r.failures.empty() ? r.shape : r.failures[0].substr(0, r.failures[0].find('\n'));
       throw rulelang::RuleError(specs[i]->at, "rule '" + cases[i].name + "' does not pass check-rules (" + why +
