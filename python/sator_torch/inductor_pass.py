@@ -252,7 +252,7 @@ class InductorPass(CustomGraphPass):
         lap("build")
         if gm is not None:
             tmp = fx.GraphModule(gm, new)
-            mode = self._propagate_fake(tmp, new)
+            mode = self._propagate_fake(tmp, new, graph)
             lap("fake")
             if mode is not None:
                 # Inductor lowers core ATen: sator's recomposed ops (linear,
@@ -289,8 +289,12 @@ class InductorPass(CustomGraphPass):
         lap("move")
 
     @staticmethod
-    def _propagate_fake(gm, graph):
-        """Fake-tensor metadata on every node (chunk bodies too); the fake mode, or None."""
+    def _propagate_fake(gm, graph, original=None):
+        """Fake-tensor metadata on every node (chunk bodies too); the fake mode,
+        or None. A node the input graph already had (same name, op and
+        arguments, every input itself unchanged) keeps the input's value:
+        propagating through the whole rebuilt graph was most of the pass's
+        Python time (issue 38), and sator leaves most nodes as they were."""
         from torch._guards import detect_fake_mode
         from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
@@ -298,11 +302,20 @@ class InductorPass(CustomGraphPass):
         mode = detect_fake_mode(vals)
         if mode is None:
             return None
+        reuse = _unchanged_values(graph, original) if original is not None else {}
+
+        class Reusing(FakeTensorProp):
+            def run_node(self, n):
+                if n in reuse:
+                    n.meta["val"] = reuse[n]
+                    return reuse[n]
+                return super().run_node(n)
+
         # Constants of the graph (get_attr) are real tensors.
         allow = mode.allow_non_fake_inputs
         mode.allow_non_fake_inputs = True
         try:
-            FakeTensorProp(gm, mode=mode).propagate_dont_convert_inputs(*vals)
+            Reusing(gm, mode=mode).propagate_dont_convert_inputs(*vals)
             done = set()
             for n in graph.nodes:
                 if n.target is torch.ops.higher_order.invoke_subgraph and n.args[0].target not in done:
@@ -312,6 +325,36 @@ class InductorPass(CustomGraphPass):
         finally:
             mode.allow_non_fake_inputs = allow
         return mode
+
+
+def _unchanged_values(graph, original):
+    """{node of `graph`: its fake value} for the call_function nodes `original`
+    has too: same name, target and arguments (nodes by name), every input
+    node unchanged as well (placeholders are), and a value recorded there."""
+    by_name = {n.name: n for n in original.nodes}
+    same = set()
+    out = {}
+    names = lambda a: a.name if isinstance(a, fx.Node) else a  # noqa: E731
+    for n in graph.nodes:
+        if n.op == "placeholder":
+            same.add(n)
+            continue
+        o = by_name.get(n.name)
+        if (n.op != "call_function" or o is None or o.op != n.op or o.target is not n.target
+                or "val" not in o.meta or not all(a in same for a in n.all_input_nodes)):
+            continue
+        leaves = torch.utils._pytree.tree_leaves((n.args, dict(n.kwargs)))
+        if any(isinstance(x, (torch.SymInt, torch.SymFloat, torch.SymBool, torch.Tensor)) for x in leaves):
+            continue  # comparing those would guard on a symbol or compare data: propagate it
+        try:
+            alike = (fx.node.map_aggregate(n.args, names) == fx.node.map_aggregate(o.args, names)
+                     and fx.node.map_aggregate(dict(n.kwargs), names) == fx.node.map_aggregate(dict(o.kwargs), names))
+        except Exception:  # an argument that does not compare: propagate it
+            alike = False
+        if alike:
+            same.add(n)
+            out[n] = o.meta["val"]
+    return out
 
 
 class NotLowerable(Exception):

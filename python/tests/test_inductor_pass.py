@@ -17,6 +17,9 @@ compile checks, a GPU (runs on the GPU machine; run_all.sh zoo).
 5. decompose_composites traces alike calls once: three aten.linear calls,
    two alike, are traced twice; every node keeps a fake value of its own,
    and the decomposed graph computes what the composites did.
+6. The rebuilt graph's fake values: a node the input had (same name, op,
+   arguments, inputs unchanged) keeps the input's value; a changed node and
+   everything after it are propagated again.
 Without torch it exits 77 (skipped); without a GPU parts 2-3 are skipped.
 """
 import os
@@ -167,11 +170,33 @@ def part5():
     check(torch.allclose(got, want, atol=1e-5), "the decomposed graph computes the linears")
 
 
+def part6():
+    from sator_torch.inductor_pass import _unchanged_values
+
+    def graph(second_op):
+        g = torch.fx.Graph()
+        x = g.placeholder("x")
+        a = g.create_node("call_function", torch.ops.aten.relu.default, (x,), name="a")
+        b = g.create_node("call_function", second_op, (a,), name="b")
+        c = g.create_node("call_function", torch.ops.aten.neg.default, (b,), name="c")
+        d = g.create_node("call_function", torch.ops.aten.mul.Scalar, (a, 2.0), name="d")
+        g.output((c, d))
+        for n in g.nodes:
+            n.meta["val"] = ("value of", n.name, second_op)
+        return g
+
+    old, new = graph(torch.ops.aten.exp.default), graph(torch.ops.aten.sin.default)
+    kept = {n.name: v for n, v in _unchanged_values(new, old).items()}
+    check(set(kept) == {"a", "d"}, f"unchanged nodes keep the input's values: {sorted(kept)} (want a, d)")
+    check(kept.get("a") == ("value of", "a", torch.ops.aten.exp.default), "... the input's own value")
+
+
 def main():
     sator = sys.argv[1] if len(sys.argv) > 1 else None
     part1()
     part4()
     part5()
+    part6()
     if torch.cuda.is_available():
         part2(sator)
     else:
