@@ -95,6 +95,13 @@ Solution extract_ilp(const Problem& p, const IlpOptions& options) {
   // The root LP counts against the limit too (CBC only checks between nodes).
   solver.getModelPtr()->setMaximumSeconds(std::max(options.time_limit_s, 0.01));
   solver.setHintParam(OsiDoReducePrint, true, OsiHintTry);
+  // No presolve: CLP's presolve ignores the time limit and grows
+  // quadratically on long chains (a 30,000-relu chain spent 9 s of an 11 s
+  // run there under a 2 s limit, issue 39). Without it the 91
+  // extraction-gym files extract to the same costs, proved optimal on the
+  // same 62 at a 3 s limit, in the same total time (docs/benchmarks.md).
+  solver.setHintParam(OsiDoPresolveInInitial, false, OsiHintDo);
+  solver.setHintParam(OsiDoPresolveInResolve, false, OsiHintDo);
   CbcModel model(solver);
   model.setLogLevel(0);
   model.messageHandler()->setLogLevel(0);
