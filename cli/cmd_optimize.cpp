@@ -203,7 +203,7 @@ void add_optimize_command(CLI::App& app) {
       ->check(non_negative_count())
       ->check(in_range(1, 1e9));
   cmd->add_option("--time-limit", opt.time_limit,
-                  "seconds for the run: saturation, extraction, the order search and chunk planning stop at it with their best so far "
+                  "seconds for the run: saturation (at most half of it), extraction, the order search and chunk planning stop at it with their best so far (the input kept where it passed before extraction) "
                   "(default 10)")
       ->check(in_range(0, 86400, true));
   cmd->add_option("--objective", opt.objective,

@@ -65,6 +65,24 @@ void check_output_target(const Graph& g, const Graph& input, const std::string& 
 
 size_t default_node_limit(const Graph& input) { return std::max<size_t>(200000, 20 * input.nodes.size()); }
 
+// Saturation's share of the time it finds left: the rest is extraction's
+// and the peak guard's, so that a time-limited saturation still leaves
+// them room to finish within the limit (issue 39).
+constexpr double kSaturationShare = 0.5;
+
+// The input as the result, with why: the time limit left no room for the
+// next phase (the input was validated when loaded).
+void keep_input(OptimizeResult& r, const Graph& input, const std::string& phase) {
+  r.output = input;
+  r.nodes_out = r.nodes_in;
+  r.layout_ops_out = r.layout_ops_in;
+  r.sdpa_out = r.sdpa_in;
+  r.cost_out = r.cost_in;
+  r.attention_changed = 0;
+  r.limited.push_back(phase);
+  r.declined.push_back("time limit: reached before " + phase + "; the input is kept");
+}
+
 static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& options) {
   // The time limit counts from here: building the e-graph, saturation and
   // extraction's search share it.
@@ -82,13 +100,17 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
   r.cost_in = estimate_cost(input, options.cost, options.device);
 
   auto t0 = std::chrono::steady_clock::now();
+  if (time_left() <= 0) {  // loading took the whole limit
+    keep_input(r, input, "saturation");
+    return r;
+  }
   TensorEGraph t(input);
   if (options.explain) t.egraph.enable_makers();
   const std::vector<eg::Rewrite> rules = rules_for(input, t, options);
   eg::Runner runner;
   runner.with_iter_limit(options.iter_limit)
       .with_node_limit(options.node_limit ? options.node_limit : default_node_limit(input))
-      .with_time_limit(std::max(1e-3, time_left()));
+      .with_time_limit(std::max(1e-3, time_left() * kSaturationShare));
   r.stop = runner.run(t.egraph, rules);
   if (r.stop == eg::StopReason::TimeLimit) r.limited.push_back("saturation");
   r.per_iteration = runner.iterations();
@@ -98,6 +120,11 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
   r.saturate_ms = ms_since(t0);
 
   t0 = std::chrono::steady_clock::now();
+  if (time_left() <= 0) {
+    keep_input(r, input, "extraction");
+    r.z3_queries = t.prover.stats().queries;
+    return r;
+  }
   std::vector<eg::Id> enode_of;
   const PeakGuard guard = hold_peak(t, input, options, time_left, r, enode_of);
   r.extract_ms = ms_since(t0);
