@@ -242,39 +242,43 @@ Id cudnn_bias(Builder& b, const eg::EGraph& g, const Call& c, Id mask) {
   return kNoId;
 }
 
+// The class of the forward call whose log-sum-exp the backward call `bc`
+// reads, on the same q, k, v, mask, dropout, causality and scale; kNoId.
+Id forward_of(Builder& b, const eg::EGraph& g, const Call& bc) {
+  for (Id gi : b.nodes(g, bc.lse, "getitem")) {
+    const NodeAttrs& ga = b.attrs(g, gi);
+    if (ga.args.size() != 2 || ga.args[1].kind != Value::Kind::Int || ga.args[1].i != slots(bc.family).lse) continue;
+    const Id fwd_class = b.child(g, gi, 0);
+    for (Id fwd : b.nodes(g, fwd_class, forward_op(bc.family)))
+      if (const auto fc = read_call(b, g, fwd); fc && same_call(*fc, bc)) return fwd_class;
+  }
+  return kNoId;
+}
+
 // sdpa-call-training: a backward call, its forward found through the
 // log-sum-exp it reads.
 Id read_pair(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id bwd_node, Id bwd_class, bool fuse_dropout) {
   const auto bc = read_call(*b, g, bwd_node);
   if (!bc || !bc->backward || bc->bias_grad) return kNoId;
   if (bc->dropout != 0.0 && !fuse_dropout) return kNoId;
-  for (Id gi : b->nodes(g, bc->lse, "getitem")) {
-    const NodeAttrs& ga = b->attrs(g, gi);
-    if (ga.args.size() != 2 || ga.args[1].kind != Value::Kind::Int || ga.args[1].i != slots(bc->family).lse) continue;
-    const Id fwd_class = b->child(g, gi, 0);
-    for (Id fwd : b->nodes(g, fwd_class, forward_op(bc->family))) {
-      const auto fc = read_call(*b, g, fwd);
-      if (!fc || !same_call(*fc, *bc)) continue;
-      Call c = *bc;
-      const auto [mask, causal] = read_mask(*b, c);
-      const bool unchanged = mask == c.mask && causal == c.causal;
-      // (kernels, the mask they take)
-      std::vector<std::pair<Family, Id>> targets;
-      if (cudnn_takes(*b, g, c) && !(bc->family == Family::Cudnn && unchanged)) {
-        const Id bias = mask == kNoId ? kNoId : cudnn_bias(*b, g, c, mask);
-        if (mask == kNoId || bias != kNoId) targets.emplace_back(Family::Cudnn, bias);
-      }
-      if (!unchanged && (targets.empty() || targets.front().first != bc->family))
-        targets.emplace_back(bc->family, mask);
-      const Id out = getitem(*b, g, fwd_class, 0);
-      for (const auto& [f, m] : targets) {
-        const auto [nf, nb] = build_pair(*b, g, f, c, m, causal);
-        g.union_classes(out, getitem(*b, g, nf, 0), "sdpa-call-training");
-        for (int64_t i = 0; i < 3; ++i)
-          g.union_classes(getitem(*b, g, bwd_class, i), getitem(*b, g, nb, i), "sdpa-call-training");
-      }
-      return kNoId;
-    }
+  const Id fwd_class = forward_of(*b, g, *bc);
+  if (fwd_class == kNoId) return kNoId;
+  const Call& c = *bc;
+  const auto [mask, causal] = read_mask(*b, c);
+  const bool unchanged = mask == c.mask && causal == c.causal;
+  // (kernels, the mask they take)
+  std::vector<std::pair<Family, Id>> targets;
+  if (cudnn_takes(*b, g, c) && !(bc->family == Family::Cudnn && unchanged)) {
+    const Id bias = mask == kNoId ? kNoId : cudnn_bias(*b, g, c, mask);
+    if (mask == kNoId || bias != kNoId) targets.emplace_back(Family::Cudnn, bias);
+  }
+  if (!unchanged && (targets.empty() || targets.front().first != bc->family)) targets.emplace_back(bc->family, mask);
+  const Id out = getitem(*b, g, fwd_class, 0);
+  for (const auto& [f, m] : targets) {
+    const auto [nf, nb] = build_pair(*b, g, f, c, m, causal);
+    g.union_classes(out, getitem(*b, g, nf, 0), "sdpa-call-training");
+    for (int64_t i = 0; i < 3; ++i)
+      g.union_classes(getitem(*b, g, bwd_class, i), getitem(*b, g, nb, i), "sdpa-call-training");
   }
   return kNoId;
 }
@@ -344,27 +348,20 @@ Id read_upcast_pair(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id bwd_nod
     if (!q || !k || !v || !d_out) continue;
     const auto [mask, causal] = read_mask(*b, *bc);
     if (mask != kNoId) return kNoId;  // a float32 bias: 16 bits would round it
-    for (Id gi : b->nodes(g, bc->lse, "getitem")) {
-      const NodeAttrs& ga = b->attrs(g, gi);
-      if (ga.args.size() != 2 || ga.args[1].kind != Value::Kind::Int || ga.args[1].i != slots(bc->family).lse) continue;
-      const Id fwd_class = b->child(g, gi, 0);
-      for (Id fwd : b->nodes(g, fwd_class, forward_op(bc->family))) {
-        const auto fc = read_call(*b, g, fwd);
-        if (!fc || !same_call(*fc, *bc)) continue;
-        Call c = *bc;
-        c.q = q->x16, c.k = k->x16, c.v = v->x16, c.d_out = d_out->x16, c.mask = kNoId;
-        c.scale = Value::of_float(*scale * q->factor * k->factor);
-        const Family f = cudnn_takes(*b, g, c) ? Family::Cudnn : Family::Efficient;
-        const auto [nf, nb] = build_pair(*b, g, f, c, kNoId, causal);
-        const char* why = "sdpa-call-training-16-bit";
-        g.union_classes(convert(*b, g, getitem(*b, g, fwd_class, 0), t), getitem(*b, g, nf, 0), why);
-        const double factor[3] = {q->factor, k->factor, 1.0};
-        for (int64_t i = 0; i < 3; ++i)
-          g.union_classes(convert(*b, g, scaled(*b, g, getitem(*b, g, bwd_class, i), factor[i]), t),
-                          getitem(*b, g, nb, i), why);
-        return kNoId;
-      }
-    }
+    const Id fwd_class = forward_of(*b, g, *bc);
+    if (fwd_class == kNoId) return kNoId;
+    Call c = *bc;
+    c.q = q->x16, c.k = k->x16, c.v = v->x16, c.d_out = d_out->x16, c.mask = kNoId;
+    c.scale = Value::of_float(*scale * q->factor * k->factor);
+    const Family f = cudnn_takes(*b, g, c) ? Family::Cudnn : Family::Efficient;
+    const auto [nf, nb] = build_pair(*b, g, f, c, kNoId, causal);
+    const char* why = "sdpa-call-training-16-bit";
+    g.union_classes(convert(*b, g, getitem(*b, g, fwd_class, 0), t), getitem(*b, g, nf, 0), why);
+    const double factor[3] = {q->factor, k->factor, 1.0};
+    for (int64_t i = 0; i < 3; ++i)
+      g.union_classes(convert(*b, g, scaled(*b, g, getitem(*b, g, bwd_class, i), factor[i]), t), getitem(*b, g, nb, i),
+                      why);
+    return kNoId;
   }
   return kNoId;
 }
