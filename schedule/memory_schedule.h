@@ -47,7 +47,8 @@ struct Scheduled {
 
 // The order of least estimated peak among the writer's own, the input's
 // (through `position`, as keys_from_positions reads it), the greedy one and
-// Inductor's three (inductor_orders.h); ties keep the earlier in that list.
+// Inductor's three (inductor_orders.h); ties keep the earlier in that list,
+// except that the input's order wins a tie with the writer's.
 // `out_of_time` (when given) is asked before each candidate after the
 // writer's own: once it says so the rest are not tried (Scheduled::cut).
 Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position,
