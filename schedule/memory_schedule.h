@@ -17,7 +17,7 @@
 namespace sator::schedule {
 
 // g with its nodes in `order` (a topological order of all of g's nodes).
-Graph reordered(const Graph& g, const Order& order);
+Graph reordered(Graph g, const Order& order);
 
 // A list schedule: among the nodes whose operands have run, the one of
 // least key first (ties: the earlier in g). Placeholders keep their places
