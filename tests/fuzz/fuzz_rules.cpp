@@ -3,8 +3,9 @@
 // check). Anything but a clean RuleError is a bug: a crash, a hang, a stack
 // overflow, unbounded memory. Build and run with
 //   CXX=clang++ cmake -S . -B build-fuzz -DSATOR_FUZZ=ON -DSATOR_TESTS=OFF -DSATOR_BENCH=OFF
-//   build-fuzz/fuzz_rules tests/fuzz/rule_seeds -max_total_time=600 -rss_limit_mb=2048
-// (seeds: rules/*.rules, examples/rules/*.rules, tests/planted_rules/*.rules).
+//   mkdir -p /tmp/seeds && cp rules/*.rules examples/rules/*.rules tests/planted_rules/*.rules /tmp/seeds
+//   build-fuzz/fuzz_rules tests/fuzz/rule_corpus /tmp/seeds -max_total_time=600 -rss_limit_mb=2048
+// (the seeds are the project's own rule files, gathered, not copied in).
 // Run 600 s on 2026-12-06 (clang 14, ASan + UBSan): 966,428 inputs, no
 // crash, hang or leak; the merged corpus it grew (691 files) is kept in
 // tests/fuzz/rule_corpus/, and every file of it gives `sator check-rules
