@@ -89,8 +89,6 @@ void run_optimize(const OptimizeCliOptions& given) {
   run.start = std::chrono::steady_clock::now();
   run.time_limit_s = o.time_limit;
   run.verify = o.verify;
-  // The graph is written here, with the report, while interrupts wait.
-  run.output.clear();
   run.decline_without_gain = o.decline_without_gain;
   pipeline::OptimizeOptions& opts = run.optimize;
   opts.iter_limit = o.iter_limit;
@@ -203,8 +201,9 @@ void add_optimize_command(CLI::App& app) {
       ->check(non_negative_count())
       ->check(in_range(1, 1e9));
   cmd->add_option("--time-limit", opt.time_limit,
-                  "seconds for the run: saturation (at most half of it), extraction, the order search and chunk planning stop at it with their best so far (the input kept where it passed before extraction) "
-                  "(default 10)")
+                  "seconds for the run: saturation (at most half of it), extraction, the order search and chunk "
+                  "planning stop at it with their best so far (the input kept where it passed before extraction; "
+                  "default 10)")
       ->check(in_range(0, 86400, true));
   cmd->add_option("--objective", opt.objective,
                   "memory (default): the fastest form whose estimated peak is at most the input's, else the input; "

@@ -69,15 +69,8 @@ RunResult run_file(const std::string& path, const RunOptions& options) {
       run.result.sdpa_out = run.result.sdpa_in;
     }
   }
-  // Verified before anything is written: a graph that fails is not output.
+  // Verified before the caller writes anything: a graph that fails is not output.
   if (options.verify) run.verified = interp::verify_optimized(run.input, run.result.output);
-  const bool failed = run.verified && run.verified->status == interp::VerifyResult::Status::Failed;
-  t = Clock::now();
-  if (!options.output.empty() && !failed) {
-    write_graph_file(run.result.output, options.output);
-    run.written = true;
-  }
-  run.file_ms = ms_since(t);
   return run;
 }
 

@@ -24,7 +24,6 @@ struct RunOptions {
   OptimizeOptions optimize;  // its time_limit_s is what loading leaves
   std::optional<chunk::ChunkOptions> chunk;  // chunk the extracted graph
   bool verify = false;     // float64 reference run of input and output
-  std::string output;      // the optimized graph's file ("" for none)
   // Write the input unchanged when sator fused no attention, changed no
   // attention call and chunked nothing: layout rewrites alone are not worth
   // a user's step (measured from 2.8% faster to 1.4% slower on the zoo's
@@ -34,12 +33,11 @@ struct RunOptions {
 
 struct RunResult {
   Graph input;
-  OptimizeResult result;  // result.output: the graph written
+  OptimizeResult result;  // result.output: the graph to write (the caller writes it)
   std::optional<chunk::ChunkPlan> plan;
   std::optional<interp::VerifyResult> verified;
-  bool written = false;  // the output file was written
   std::string declined;  // why the input was written unchanged ("" when it was not)
-  double load_ms = 0, chunk_ms = 0, file_ms = 0;
+  double load_ms = 0, chunk_ms = 0;
 };
 
 // Throws GraphError (bad input, an impossible --memory-budget) naming
