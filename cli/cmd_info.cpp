@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chunk/peak_memory.h"
+#include "schedule/saved_copies.h"
 #include "cli/commands.h"
 #include "ir/graph_io.h"
 #include "ir/graph_stats.h"
@@ -38,6 +39,7 @@ void run_info(const InfoOptions& opt) {
   require_consistent_shapes(g, check, opt.path);
   const GraphStats stats = compute_stats(g);
   const chunk::PeakMemory peak = chunk::estimate_peak_memory(g);
+  const schedule::SavedMemory saved = schedule::saved_memory(g);
   const double read_ms = std::chrono::duration<double, std::milli>(read_done - start).count();
   const double check_ms = std::chrono::duration<double, std::milli>(check_done - read_done).count();
 
@@ -72,6 +74,7 @@ void run_info(const InfoOptions& opt) {
     for (const chunk::LiveTensor& l : peak.at_peak)
       live.push_back({{"node", g.nodes[l.node].name}, {"op", g.nodes[l.node].op}, {"bytes", l.bytes}});
     j["peak_memory"]["live"] = std::move(live);
+    j["saved_for_backward"] = {{"bytes", saved.bytes}, {"pinned_by_views", saved.pinned_by_views}};
     j["shape_check"] = {{"inferred", check.checked}, {"opaque", check.opaque}, {"mismatches", check.issues.size()}};
     j["z3"] = {{"queries", prover.stats().queries}, {"canonical", prover.stats().canonical},
                {"z3_calls", prover.stats().z3_calls}, {"cache_hits", prover.stats().cache_hits}};
@@ -99,6 +102,10 @@ void run_info(const InfoOptions& opt) {
   std::cout << "peak memory " << std::fixed << std::setprecision(1) << peak.peak_bytes / (1024.0 * 1024.0)
             << " MiB estimated at " << g.nodes[peak.peak_node].name << " (inputs " << peak.input_bytes / (1024.0 * 1024.0)
             << " MiB, outputs " << peak.output_bytes / (1024.0 * 1024.0) << " MiB; at the hints, in node order)\n";
+  if (saved.bytes > 0)
+    std::cout << "saved       " << saved.bytes / (1024.0 * 1024.0)
+              << " MiB of forward storages the backward reads, " << saved.pinned_by_views / (1024.0 * 1024.0)
+              << " MiB of them kept only for smaller views of them\n";
   std::cout << "load        " << std::fixed << std::setprecision(2) << read_ms << " ms read, " << check_ms
             << " ms shape check\n";
   std::cout << "op histogram\n";

@@ -9,6 +9,7 @@
 #include "chunk/peak_memory.h"
 #include "pipeline/extract_step.h"
 #include "schedule/memory_schedule.h"
+#include "schedule/saved_copies.h"
 #include "schedule/output_copies.h"
 
 namespace sator::pipeline {
@@ -78,6 +79,7 @@ Extracted extract(const TensorEGraph& t, const Graph& input, const OptimizeOptio
 struct KeepMemory {
   bool on = false;
   std::optional<std::unordered_set<eg::Id>> only;
+  bool saved_copies = false;  // copies of saved views that pin a larger base (schedule/saved_copies.h)
 };
 
 // Writes an extraction in the order of least estimated peak
@@ -91,6 +93,19 @@ Written write_and_schedule(const TensorEGraph& t, const Graph& input, const eg::
   const size_t copies = keep.on ? schedule::copy_pinning_outputs(written, input, position).size() : 0;
   // The clones go before the output node: their e-nodes are none.
   if (copies) w.enode_of.insert(w.enode_of.end() - 1, copies, eg::kNoId);
+  if (keep.saved_copies) {
+    const std::vector<NodeId> added = schedule::copy_pinning_saved(written, position);
+    if (!added.empty()) {
+      std::vector<eg::Id> enodes;
+      enodes.reserve(written.nodes.size());
+      for (size_t i = 0, a = 0, from = 0; i < written.nodes.size(); ++i) {
+        const bool clone = a < added.size() && added[a] == i;
+        enodes.push_back(clone ? eg::kNoId : w.enode_of[from++]);
+        a += clone;
+      }
+      w.enode_of = std::move(enodes);
+    }
+  }
   schedule::Scheduled s = schedule::schedule_for_memory(std::move(written), position, out_of_time);
   w.schedule_cut = s.cut;
   if (!s.order.empty()) {
@@ -169,7 +184,7 @@ bool trade_for_time(const Graph& input, const Written& fastest, double peak_in, 
 // recomputations, the less time. Lowers `best` (and sets `keep`) where it can.
 void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Extraction& fastest, double limit,
                         Written& best, KeepMemory& keep, const OutOfTime& out_of_time) {
-  KeepMemory trial{true, std::unordered_set<eg::Id>{}};
+  KeepMemory trial{true, std::unordered_set<eg::Id>{}, keep.saved_copies};
   std::unordered_set<eg::Id>& classes = *trial.only;
   const auto worth = [&](eg::Id c) {
     const TensorData& d = t.analysis.data(t.egraph.find(c));
@@ -207,7 +222,7 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
     if (classes.size() > alone) write();
   }
   if (best.peak <= limit || out_of_time()) return;
-  const KeepMemory all{true, std::nullopt};
+  const KeepMemory all{true, std::nullopt, keep.saved_copies};
   Written w = write_and_schedule(t, input, fastest, all, out_of_time);
   if (w.peak < best.peak) {
     best = std::move(w);
@@ -227,6 +242,13 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   KeepMemory keep;
   const OutOfTime out_of_time = [&] { return seconds_left() <= 0; };
   Written best = write_and_schedule(t, input, chosen.x, keep, out_of_time);
+  // The saved values first: the backward reading a view where the input
+  // read a copy of its own keeps the view's whole base through it.
+  if (options.hold_peak && schedule::saved_memory(best.graph).pinned_by_views >
+                               schedule::saved_memory(input).pinned_by_views + kSlackBytes) {
+    keep.saved_copies = true;
+    best = write_and_schedule(t, input, chosen.x, keep, out_of_time);
+  }
   const double first_peak = best.peak;
   const bool held = options.hold_peak && !(options.balanced && best.peak > limit &&
                                            trade_for_time(input, best, peak_in, options, r));

@@ -7,7 +7,11 @@
 // give way to the input's own a trial at a time (a form live at the peak,
 // then connected regions of them: their e-nodes priced out, the extraction
 // run again), each kept where it lowers the peak. If the peak still exceeds
-// the input's, the input is kept.
+// the input's, the input is kept. In a joint graph the values saved for
+// the backward are held first: where the backward would read views that
+// keep a larger base alive and the input's did not, the views are copied in
+// the forward (schedule/saved_copies.h) — the whole-graph estimate's peak
+// is often elsewhere and cannot see them.
 #pragma once
 
 #include <functional>
