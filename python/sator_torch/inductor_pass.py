@@ -509,22 +509,62 @@ def _refresh_fake_values(first, stop, mode):
         mode.allow_non_fake_inputs = allow
 
 
-def decompose_composites(root, graph, mode):
-    """Replaces each call of a CompositeImplicitAutograd op in `graph` by what
-    PyTorch's dispatcher decomposes it into (traced with make_fx on the node's
-    fake values), metadata included. Calls alike in op, arguments and input
-    sizes/strides/dtypes (a model's layers) are traced once: tracing is most
-    of the pass's Python time, a copy with fresh fake values is a tenth of it."""
+def _trace_together(calls, table, mode):
+    """One make_fx trace of several composite calls side by side (each on its
+    own inputs), split into one fx.Graph per call: a trace's fixed cost
+    (tracer, modes, the module's code) is most of what tracing one call costs,
+    and a model has a handful of distinct calls (q/k/v/o, up, down, head).
+    Returns [(graph, module)] in the calls' order; module holds constants."""
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    try:  # what Inductor itself decomposes (t, for one, has no lowering)
-        from torch._inductor.decomposition import select_decomp_table
-        table = select_decomp_table()
-    except ImportError:
-        table = None
+    widths = [len(inputs) for _, _, _, inputs in calls]
 
-    traced = {}  # memo key -> the traced decomposition (its constants already on root)
-    for node in list(graph.nodes):
+    def fn(*vals):
+        outs, at = [], 0
+        for (target, args, kwargs, _), w in zip(calls, widths):
+            mine = vals[at:at + w]
+            at += w
+            put = lambda x, mine=mine: mine[x.i] if isinstance(x, _Slot) else x  # noqa: E731
+            outs.append(target(*_substitute(args, put), **_substitute(kwargs, put)))
+        return outs
+
+    allow = mode.allow_non_fake_inputs
+    mode.allow_non_fake_inputs = True
+    try:
+        with mode:
+            gm = make_fx(fn, decomposition_table=table, tracing_mode="real")(
+                *[n.meta["val"] for _, _, _, inputs in calls for n in inputs])
+    finally:
+        mode.allow_non_fake_inputs = allow
+    nodes = list(gm.graph.nodes)
+    placeholders = [n for n in nodes if n.op == "placeholder"]
+    results = nodes[-1].args[0]
+    pieces, at = [], 0
+    for k, w in enumerate(widths):
+        mine = placeholders[at:at + w]
+        at += w
+        need, todo = set(mine), []
+        fx.node.map_arg(results[k], todo.append)
+        while todo:
+            n = todo.pop()
+            if n not in need:
+                need.add(n)
+                todo.extend(n.all_input_nodes)
+        sub = fx.Graph()
+        env = {}
+        for n in nodes:
+            if n in need:
+                env[n] = sub.node_copy(n, lambda a: env[a])
+        sub.output(fx.node.map_arg(results[k], lambda a: env[a]))
+        pieces.append((sub, gm))
+    return pieces
+
+
+def _composite_calls(graph):
+    """Each composite call of `graph`: (node, args, kwargs with its fx.Node
+    arguments as _Slots, the inputs, memo key)."""
+    found = []
+    for node in graph.nodes:
         if node.op != "call_function" or not _is_composite(node.target):
             continue
         inputs = []
@@ -536,37 +576,58 @@ def decompose_composites(root, graph, mode):
             return x
 
         args, kwargs = _substitute(node.args, slot), _substitute(dict(node.kwargs), slot)
-        target = node.target
-        key = _decomposition_key(target, args, kwargs, inputs)
-        sub = traced.get(key) if key is not None else None
-        reused = sub is not None
-        if not reused:
-            def fn(*vals):
-                put = lambda x: vals[x.i] if isinstance(x, _Slot) else x  # noqa: E731
-                return target(*_substitute(args, put), **_substitute(kwargs, put))
+        found.append((node, args, kwargs, inputs, _decomposition_key(node.target, args, kwargs, inputs)))
+    return found
 
-            allow = mode.allow_non_fake_inputs
-            mode.allow_non_fake_inputs = True
-            try:
-                with mode:
-                    sub = make_fx(fn, decomposition_table=table, tracing_mode="real")(*[n.meta["val"] for n in inputs])
-            finally:
-                mode.allow_non_fake_inputs = allow
-            for n in sub.graph.nodes:  # constants the decomposition made
-                if n.op == "get_attr":
-                    name = f"_sator_decomp_{len(list(root.named_buffers()))}_{n.target}"
-                    value = getattr(sub, n.target)
-                    setattr(root, name, value)
-                    n.target = name
-                    if isinstance(value, torch.Tensor) and not isinstance(n.meta.get("val"), torch._subclasses.FakeTensor):
-                        n.meta["val"] = mode.from_tensor(value)
-            if key is not None:
-                traced[key] = sub
-        placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
+
+def decompose_composites(root, graph, mode):
+    """Replaces each call of a CompositeImplicitAutograd op in `graph` by what
+    PyTorch's dispatcher decomposes it into (traced with make_fx on the node's
+    fake values), metadata included. Calls alike in op, arguments and input
+    sizes/strides/dtypes (a model's layers) are traced once, and the distinct
+    ones in one trace together (_trace_together): tracing is most of the
+    pass's Python time, a copy with fresh fake values is a tenth of it."""
+    try:  # what Inductor itself decomposes (t, for one, has no lowering)
+        from torch._inductor.decomposition import select_decomp_table
+        table = select_decomp_table()
+    except ImportError:
+        table = None
+
+    calls = _composite_calls(graph)
+    if not calls:
+        return
+    firsts, seen = [], set()
+    for c in calls:
+        if c[4] is None or c[4] not in seen:
+            firsts.append(c)
+            if c[4] is not None:
+                seen.add(c[4])
+    try:
+        pieces = _trace_together([(c[0].target, c[1], c[2], c[3]) for c in firsts], table, mode)
+    except Exception:  # one call the joint trace cannot take: each on its own
+        pieces = [_trace_together([(c[0].target, c[1], c[2], c[3])], table, mode)[0] for c in firsts]
+    traced = {}  # memo key -> the traced decomposition (its constants already on root)
+    by_node = {}
+    for c, (sub, module) in zip(firsts, pieces):
+        for n in sub.nodes:  # constants the decomposition made
+            if n.op == "get_attr":
+                name = f"_sator_decomp_{len(list(root.named_buffers()))}_{n.target}"
+                value = getattr(module, n.target)
+                setattr(root, name, value)
+                n.target = name
+                if isinstance(value, torch.Tensor) and not isinstance(n.meta.get("val"), torch._subclasses.FakeTensor):
+                    n.meta["val"] = mode.from_tensor(value)
+        by_node[c[0]] = sub
+        if c[4] is not None:
+            traced[c[4]] = sub
+    for node, _, _, inputs, key in calls:
+        reused = node not in by_node
+        sub = traced[key] if reused else by_node[node]
+        placeholders = [n for n in sub.nodes if n.op == "placeholder"]
         val_map = dict(zip(placeholders, inputs))
         before = node.prev
         with graph.inserting_before(node):
-            out = graph.graph_copy(sub.graph, val_map)
+            out = graph.graph_copy(sub, val_map)
         if reused:
             _refresh_fake_values(before.next, node, mode)
         node.replace_all_uses_with(out)

@@ -14,9 +14,10 @@ compile checks, a GPU (runs on the GPU machine; run_all.sh zoo).
    defaults the graph (no attention fused, nothing chunked) is left alone.
 4. A rebuilt joint graph whose forward output would read a tangent (what
    AOTAutograd's partitioner rejects) is caught.
-5. decompose_composites traces alike calls once: three aten.linear calls,
-   two alike, are traced twice; every node keeps a fake value of its own,
-   and the decomposed graph computes what the composites did.
+5. decompose_composites traces alike calls once and distinct ones together:
+   three aten.linear calls, two alike, and a reshape make one trace; every
+   node keeps a fake value of its own, and the decomposed graph computes
+   what the composites did.
 6. The rebuilt graph's fake values: a node the input had (same name, op,
    arguments, inputs unchanged) keeps the input's value; a changed node and
    everything after it are propagated again.
@@ -137,12 +138,13 @@ def part5():
     lin = torch.ops.aten.linear.default
     a = g.call_function(lin, (x, w))
     b = g.call_function(lin, (a, w))      # alike: same op, sizes, strides, dtype
-    c = g.call_function(lin, (b, w2))     # another weight size: traced apart
-    g.output((c,))
+    c = g.call_function(lin, (b, w2))     # another weight size: its own decomposition
+    r = g.call_function(torch.ops.aten.reshape.default, (c, [15]))  # another op, same trace
+    g.output((r,))
     real = [torch.randn(3, 8), torch.randn(8, 8), torch.randn(5, 8)]
     for ph, t in zip([x, w, w2], real):
         ph.meta["val"] = mode.from_tensor(t)
-    for n, shape in ((a, (3, 8)), (b, (3, 8)), (c, (3, 5))):
+    for n, shape in ((a, (3, 8)), (b, (3, 8)), (c, (3, 5)), (r, (15,))):
         n.meta["val"] = mode.from_tensor(torch.empty(shape))
     gm = torch.fx.GraphModule(torch.nn.Module(), g)
     traces = []
@@ -158,13 +160,13 @@ def part5():
     finally:
         proxy_tensor.make_fx = original
     calls = [n for n in gm.graph.nodes if n.op == "call_function"]
-    check(not any(n.target is lin for n in calls), "every aten.linear decomposed")
-    check(len(traces) == 2, f"three linears, two alike: traced {len(traces)} times (want 2)")
+    check(not any(n.target in (lin, torch.ops.aten.reshape.default) for n in calls), "every composite decomposed")
+    check(len(traces) == 1, f"three distinct calls: traced {len(traces)} times (want 1, together)")
     vals = [n.meta.get("val") for n in calls]
     check(all(v is not None for v in vals) and len({id(v) for v in vals}) == len(vals),
           "every decomposed node has a fake value of its own")
     want = torch.nn.functional.linear(torch.nn.functional.linear(torch.nn.functional.linear(
-        real[0], real[1]), real[1]), real[2])
+        real[0], real[1]), real[1]), real[2]).reshape(15)
     got = gm(*real)
     got = got[0] if isinstance(got, (list, tuple)) else got
     check(torch.allclose(got, want, atol=1e-5), "the decomposed graph computes the linears")
