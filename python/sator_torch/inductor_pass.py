@@ -291,8 +291,8 @@ class InductorPass(CustomGraphPass):
     @staticmethod
     def _propagate_fake(gm, graph, original=None):
         """Fake-tensor metadata on every node (chunk bodies too); the fake mode,
-        or None. A node the input graph already had (same name, op and
-        arguments, every input itself unchanged) keeps the input's value:
+        or None. A node the input graph already had keeps the input's value
+        where its inputs are as they were (_ValueReuse):
         propagating through the whole rebuilt graph was most of the pass's
         Python time (issue 38), and sator leaves most nodes as they were."""
         from torch._guards import detect_fake_mode
@@ -302,13 +302,14 @@ class InductorPass(CustomGraphPass):
         mode = detect_fake_mode(vals)
         if mode is None:
             return None
-        reuse = _unchanged_values(graph, original) if original is not None else {}
+        reuse = _ValueReuse(graph, original) if original is not None else None
 
         class Reusing(FakeTensorProp):
             def run_node(self, n):
-                if n in reuse:
-                    n.meta["val"] = reuse[n]
-                    return reuse[n]
+                v = reuse.value_for(n) if reuse is not None else None
+                if v is not None:
+                    n.meta["val"] = v
+                    return v
                 return super().run_node(n)
 
         # Constants of the graph (get_attr) are real tensors.
@@ -327,34 +328,60 @@ class InductorPass(CustomGraphPass):
         return mode
 
 
-def _unchanged_values(graph, original):
-    """{node of `graph`: its fake value} for the call_function nodes `original`
-    has too: same name, target and arguments (nodes by name), every input
-    node unchanged as well (placeholders are), and a value recorded there."""
-    by_name = {n.name: n for n in original.nodes}
-    same = set()
-    out = {}
-    names = lambda a: a.name if isinstance(a, fx.Node) else a  # noqa: E731
-    for n in graph.nodes:
-        if n.op == "placeholder":
-            same.add(n)
-            continue
-        o = by_name.get(n.name)
-        if (n.op != "call_function" or o is None or o.op != n.op or o.target is not n.target
-                or "val" not in o.meta or not all(a in same for a in n.all_input_nodes)):
-            continue
-        leaves = torch.utils._pytree.tree_leaves((n.args, dict(n.kwargs)))
-        if any(isinstance(x, (torch.SymInt, torch.SymFloat, torch.SymBool, torch.Tensor)) for x in leaves):
-            continue  # comparing those would guard on a symbol or compare data: propagate it
-        try:
-            alike = (fx.node.map_aggregate(n.args, names) == fx.node.map_aggregate(o.args, names)
-                     and fx.node.map_aggregate(dict(n.kwargs), names) == fx.node.map_aggregate(dict(o.kwargs), names))
-        except Exception:  # an argument that does not compare: propagate it
-            alike = False
-        if alike:
-            same.add(n)
-            out[n] = o.meta["val"]
-    return out
+class _ValueReuse:
+    """The input graph's fake values, kept for the rebuilt graph's nodes that
+    compute what they computed there. A node is a counterpart of the input's
+    node of its name where target and arguments (nodes by name) are the same
+    and that node has a value; its value is reused when each input node's
+    value, as propagated so far, is the one the input had, or, for an op that
+    returns a tensor of its own (no alias in its schema), when it has the same
+    sizes, strides and dtype: a change upstream (a fused attention block) that
+    leaves a tensor's type as it was no longer propagates through everything
+    after it. A view's value is reused only over the very same base."""
+
+    def __init__(self, graph, original):
+        self.by_name = {n.name: n for n in original.nodes}
+        self.pairs = {}
+        names = lambda a: a.name if isinstance(a, fx.Node) else a  # noqa: E731
+        for n in graph.nodes:
+            o = self.by_name.get(n.name)
+            if n.op != "call_function" or o is None or o.op != n.op or o.target is not n.target or "val" not in o.meta:
+                continue
+            leaves = torch.utils._pytree.tree_leaves((n.args, dict(n.kwargs)))
+            if any(isinstance(x, (torch.SymInt, torch.SymFloat, torch.SymBool, torch.Tensor)) for x in leaves):
+                continue  # comparing those would guard on a symbol or compare data: propagate it
+            try:
+                alike = (fx.node.map_aggregate(n.args, names) == fx.node.map_aggregate(o.args, names)
+                         and fx.node.map_aggregate(dict(n.kwargs), names) == fx.node.map_aggregate(dict(o.kwargs), names))
+            except Exception:  # an argument that does not compare: propagate it
+                alike = False
+            if alike:
+                self.pairs[n] = o
+
+    @staticmethod
+    def _fresh(target):
+        schema = getattr(target, "_schema", None)
+        return schema is not None and all(r.alias_info is None for r in schema.returns)
+
+    def value_for(self, n):
+        """The input's value for `n` if it may be reused (its inputs' values
+        already propagated), else None."""
+        o = self.pairs.get(n)
+        if o is None:
+            return None
+        fresh = self._fresh(n.target)
+        for a in n.all_input_nodes:
+            old = self.by_name.get(a.name)
+            if old is None:
+                return None
+            now, was = a.meta.get("val"), old.meta.get("val")
+            if now is was:
+                continue
+            if not (fresh and isinstance(now, torch.Tensor) and isinstance(was, torch.Tensor)
+                    and getattr(now, "constant", None) is None and getattr(was, "constant", None) is None
+                    and _meta_key(now) == _meta_key(was)):
+                return None
+        return o.meta["val"]
 
 
 class NotLowerable(Exception):
@@ -528,12 +555,21 @@ def _trace_together(calls, table, mode):
             outs.append(target(*_substitute(args, put), **_substitute(kwargs, put)))
         return outs
 
+    def fresh(v):
+        # A tensor of its own per slot: make_fx knows a tensor's proxy by the
+        # tensor, so one value passed in two slots (q, k and v read the same
+        # hidden state) would leave every use on the last slot's placeholder.
+        if not isinstance(v, torch.Tensor):
+            return v
+        return torch.empty_strided(v.shape, v.stride(), dtype=v.dtype, device=v.device,
+                                   requires_grad=v.requires_grad)
+
     allow = mode.allow_non_fake_inputs
     mode.allow_non_fake_inputs = True
     try:
         with mode:
-            gm = make_fx(fn, decomposition_table=table, tracing_mode="real")(
-                *[n.meta["val"] for _, _, _, inputs in calls for n in inputs])
+            vals = [fresh(n.meta["val"]) for _, _, _, inputs in calls for n in inputs]
+            gm = make_fx(fn, decomposition_table=table, tracing_mode="real")(*vals)
     finally:
         mode.allow_non_fake_inputs = allow
     nodes = list(gm.graph.nodes)
@@ -560,23 +596,28 @@ def _trace_together(calls, table, mode):
     return pieces
 
 
+def _slotted(node):
+    """A call's args and kwargs with its fx.Node arguments as _Slots, and
+    those nodes in slot order."""
+    inputs = []
+
+    def slot(x):
+        if isinstance(x, fx.Node):
+            inputs.append(x)
+            return _Slot(len(inputs) - 1)
+        return x
+
+    return _substitute(node.args, slot), _substitute(dict(node.kwargs), slot), inputs
+
+
 def _composite_calls(graph):
-    """Each composite call of `graph`: (node, args, kwargs with its fx.Node
-    arguments as _Slots, the inputs, memo key)."""
+    """Each composite call of `graph`: (node, args, kwargs, inputs as
+    _slotted gives them, memo key)."""
     found = []
     for node in graph.nodes:
-        if node.op != "call_function" or not _is_composite(node.target):
-            continue
-        inputs = []
-
-        def slot(x):
-            if isinstance(x, fx.Node):
-                inputs.append(x)
-                return _Slot(len(inputs) - 1)
-            return x
-
-        args, kwargs = _substitute(node.args, slot), _substitute(dict(node.kwargs), slot)
-        found.append((node, args, kwargs, inputs, _decomposition_key(node.target, args, kwargs, inputs)))
+        if node.op == "call_function" and _is_composite(node.target):
+            args, kwargs, inputs = _slotted(node)
+            found.append((node, args, kwargs, inputs, _decomposition_key(node.target, args, kwargs, inputs)))
     return found
 
 
@@ -620,7 +661,10 @@ def decompose_composites(root, graph, mode):
         by_node[c[0]] = sub
         if c[4] is not None:
             traced[c[4]] = sub
-    for node, _, _, inputs, key in calls:
+    for node, _, _, _, key in calls:
+        # Its inputs now: a composite that read an earlier one reads that
+        # one's decomposition since it was replaced.
+        inputs = _slotted(node)[2]
         reused = node not in by_node
         sub = traced[key] if reused else by_node[node]
         placeholders = [n for n in sub.nodes if n.op == "placeholder"]

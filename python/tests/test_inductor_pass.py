@@ -15,12 +15,14 @@ compile checks, a GPU (runs on the GPU machine; run_all.sh zoo).
 4. A rebuilt joint graph whose forward output would read a tangent (what
    AOTAutograd's partitioner rejects) is caught.
 5. decompose_composites traces alike calls once and distinct ones together:
-   three aten.linear calls, two alike, and a reshape make one trace; every
+   three aten.linear calls, two alike, and two reshapes (one reading the
+   first linear's input) make one trace; every
    node keeps a fake value of its own, and the decomposed graph computes
    what the composites did.
 6. The rebuilt graph's fake values: a node the input had (same name, op,
-   arguments, inputs unchanged) keeps the input's value; a changed node and
-   everything after it are propagated again.
+   arguments) keeps the input's value where its inputs' values are the
+   input's, or, for an op returning a tensor of its own, of the same type; a
+   view over a changed base and a node over a changed type are propagated.
 Without torch it exits 77 (skipped); without a GPU parts 2-3 are skipped.
 """
 import os
@@ -140,11 +142,12 @@ def part5():
     b = g.call_function(lin, (a, w))      # alike: same op, sizes, strides, dtype
     c = g.call_function(lin, (b, w2))     # another weight size: its own decomposition
     r = g.call_function(torch.ops.aten.reshape.default, (c, [15]))  # another op, same trace
-    g.output((r,))
+    m = g.call_function(torch.ops.aten.reshape.default, (x, [24]))  # reads x, as the first linear does
+    g.output((r, m))
     real = [torch.randn(3, 8), torch.randn(8, 8), torch.randn(5, 8)]
     for ph, t in zip([x, w, w2], real):
         ph.meta["val"] = mode.from_tensor(t)
-    for n, shape in ((a, (3, 8)), (b, (3, 8)), (c, (3, 5)), (r, (15,))):
+    for n, shape in ((a, (3, 8)), (b, (3, 8)), (c, (3, 5)), (r, (15,)), (m, (24,))):
         n.meta["val"] = mode.from_tensor(torch.empty(shape))
     gm = torch.fx.GraphModule(torch.nn.Module(), g)
     traces = []
@@ -161,36 +164,76 @@ def part5():
         proxy_tensor.make_fx = original
     calls = [n for n in gm.graph.nodes if n.op == "call_function"]
     check(not any(n.target in (lin, torch.ops.aten.reshape.default) for n in calls), "every composite decomposed")
-    check(len(traces) == 1, f"three distinct calls: traced {len(traces)} times (want 1, together)")
+    check(len(traces) == 1, f"four distinct calls: traced {len(traces)} times (want 1, together)")
     vals = [n.meta.get("val") for n in calls]
     check(all(v is not None for v in vals) and len({id(v) for v in vals}) == len(vals),
           "every decomposed node has a fake value of its own")
     want = torch.nn.functional.linear(torch.nn.functional.linear(torch.nn.functional.linear(
         real[0], real[1]), real[1]), real[2]).reshape(15)
     got = gm(*real)
-    got = got[0] if isinstance(got, (list, tuple)) else got
-    check(torch.allclose(got, want, atol=1e-5), "the decomposed graph computes the linears")
+    check(isinstance(got, (list, tuple)) and len(got) == 2, "both outputs")
+    check(torch.allclose(got[0], want, atol=1e-5), "the decomposed graph computes the linears")
+    check(torch.equal(got[1], real[0].reshape(24)), "... and the reshape of x, which the first linear reads too")
 
 
 def part6():
-    from sator_torch.inductor_pass import _unchanged_values
+    """Fake values kept across the rebuild (_ValueReuse)."""
+    from sator_torch.inductor_pass import _ValueReuse
+    aten = torch.ops.aten
 
-    def graph(second_op):
+    def graph(b_op, b_args=()):
         g = torch.fx.Graph()
         x = g.placeholder("x")
-        a = g.create_node("call_function", torch.ops.aten.relu.default, (x,), name="a")
-        b = g.create_node("call_function", second_op, (a,), name="b")
-        c = g.create_node("call_function", torch.ops.aten.neg.default, (b,), name="c")
-        d = g.create_node("call_function", torch.ops.aten.mul.Scalar, (a, 2.0), name="d")
-        g.output((c, d))
-        for n in g.nodes:
-            n.meta["val"] = ("value of", n.name, second_op)
+        a = g.create_node("call_function", aten.relu.default, (x,), name="a")
+        b = g.create_node("call_function", b_op, (a,) + b_args, name="b")
+        c = g.create_node("call_function", aten.neg.default, (b,), name="c")
+        e = g.create_node("call_function", aten.view.default, (b, [12]), name="e")
+        d = g.create_node("call_function", aten.mul.Scalar, (a, 2.0), name="d")
+        g.output((c, d, e))
         return g
 
-    old, new = graph(torch.ops.aten.exp.default), graph(torch.ops.aten.sin.default)
-    kept = {n.name: v for n, v in _unchanged_values(new, old).items()}
-    check(set(kept) == {"a", "d"}, f"unchanged nodes keep the input's values: {sorted(kept)} (want a, d)")
-    check(kept.get("a") == ("value of", "a", torch.ops.aten.exp.default), "... the input's own value")
+    def run(g):
+        """Values as a propagation would give them."""
+        for n in g.nodes:
+            if n.op == "placeholder":
+                n.meta["val"] = x_val
+            elif n.op == "call_function":
+                args = torch.fx.node.map_aggregate(n.args, lambda a: a.meta["val"] if isinstance(a, torch.fx.Node) else a)
+                n.meta["val"] = n.target(*args)
+
+    x_val = torch.randn(3, 4)
+    old = graph(aten.exp.default)
+    run(old)
+    old_vals = {n.name: n.meta["val"] for n in old.nodes}
+
+    def reused(new):
+        reuse, kept = _ValueReuse(new, old), set()
+        for n in new.nodes:
+            if n.op == "placeholder":
+                n.meta["val"] = x_val
+            elif n.op == "call_function":
+                v = reuse.value_for(n)
+                if v is not None:
+                    n.meta["val"] = v
+                    kept.add(n.name)
+                else:
+                    args = torch.fx.node.map_aggregate(n.args, lambda a: a.meta["val"] if isinstance(a, torch.fx.Node) else a)
+                    n.meta["val"] = n.target(*args)
+        return kept, {n.name: n.meta["val"] for n in new.nodes}
+
+    kept, vals = reused(graph(aten.sin.default))
+    check(kept == {"a", "c", "d"}, f"b changed, same type: kept {sorted(kept)} (want a, c, d; the view e over a new b is not)")
+    check(vals["a"] is old_vals["a"], "... a kept node has the input's own value")
+    check(vals["e"] is not old_vals["e"] and vals["e"]._base is vals["b"], "... the view e is propagated over the new b")
+    kept, _ = reused(graph(aten._to_copy.default, ()))
+    check("c" in kept, "b as a float32 copy: c kept (b's type is the same)")
+    g16 = graph(aten.exp.default)
+    for n in g16.nodes:
+        if n.name == "b":
+            n.target = aten._to_copy.default
+            n.kwargs = {"dtype": torch.float16}
+    kept, _ = reused(g16)
+    check("c" not in kept and "a" in kept, f"b now float16: c propagated again (kept {sorted(kept)})")
 
 
 def main():
