@@ -122,10 +122,22 @@ class InductorPass(CustomGraphPass):
         report = {"graph": len(self.reports), "nodes_in": len(graph.nodes)}
         self.reports.append(report)
         t0 = time.perf_counter()
+        # SATOR_PASS_PROFILE=DIR: each call's cProfile statistics go to
+        # DIR/pass.<graph>.prof (where the pass's own time goes; pstats reads them).
+        profile_dir = os.environ.get("SATOR_PASS_PROFILE")
+        profiler = None
+        if profile_dir:
+            import cProfile
+            profiler = cProfile.Profile()
+            profiler.enable()
         try:
             self._optimize(graph, report)
         finally:
             report["pass_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
+            if profiler is not None:
+                profiler.disable()
+                os.makedirs(profile_dir, exist_ok=True)
+                profiler.dump_stats(os.path.join(profile_dir, f"pass.{os.getpid()}.{report['graph']}.prof"))
 
     def _optimize(self, graph, report):
         gm = graph.owning_module
