@@ -218,7 +218,7 @@ def part6():
                     kept.add(n.name)
                 else:
                     args = torch.fx.node.map_aggregate(n.args, lambda a: a.meta["val"] if isinstance(a, torch.fx.Node) else a)
-                    n.meta["val"] = n.target(*args)
+                    n.meta["val"] = n.target(*args, **n.kwargs)
         return kept, {n.name: n.meta.get("val") for n in new.nodes}
 
     kept, vals = reused(graph(aten.sin.default))
