@@ -11,12 +11,15 @@ void Problem::index_classes(size_t num_classes) {
 
 std::vector<std::vector<NodeIdx>> parents_of(const Problem& p) {
   std::vector<std::vector<NodeIdx>> parents(p.num_classes());
-  for (NodeIdx n = 0; n < p.nodes.size(); ++n) {
-    const auto& kids = p.nodes[n].children;
-    for (size_t i = 0; i < kids.size(); ++i)
-      if (std::find(kids.begin(), kids.begin() + static_cast<std::ptrdiff_t>(i), kids[i]) == kids.begin() + static_cast<std::ptrdiff_t>(i))
-        parents[kids[i]].push_back(n);
-  }
+  // Each parent once per child class: `last[c]` is the last node that
+  // listed c (a search of the children was quadratic in an output e-node's).
+  std::vector<NodeIdx> last(p.num_classes(), static_cast<NodeIdx>(p.nodes.size()));
+  for (NodeIdx n = 0; n < p.nodes.size(); ++n)
+    for (ClassIdx k : p.nodes[n].children)
+      if (last[k] != n) {
+        last[k] = n;
+        parents[k].push_back(n);
+      }
   return parents;
 }
 

@@ -18,9 +18,15 @@ bool draws_random(const Node& n) {
 
 std::vector<std::vector<NodeId>> operands_of(const Graph& g) {
   std::vector<std::vector<NodeId>> ops(g.nodes.size());
+  // Each operand once: `last_reader[r]` is the last node that listed r (a
+  // search of the list was quadratic in the output node's thousands).
+  std::vector<NodeId> last_reader(g.nodes.size(), static_cast<NodeId>(g.nodes.size()));
   for (NodeId i = 0; i < g.nodes.size(); ++i) {
     auto add = [&](NodeId r) {
-      if (std::find(ops[i].begin(), ops[i].end(), r) == ops[i].end()) ops[i].push_back(r);
+      if (last_reader[r] != i) {
+        last_reader[r] = i;
+        ops[i].push_back(r);
+      }
     };
     for (const Value& v : g.nodes[i].args) v.for_each_node(add);
     for (const auto& kv : g.nodes[i].kwargs) kv.second.for_each_node(add);
@@ -47,10 +53,14 @@ StorageUse storage_use(const Graph& g) {
   u.readers_of.assign(s_count, {});
   u.pinned.assign(s_count, false);
   u.allocates.assign(n, 0.0);
+  std::vector<NodeId> last_reader(s_count, static_cast<NodeId>(n));  // each storage once per reader
   for (NodeId i = 0; i < n; ++i) {
     for (NodeId o : ops[i])
       for (int64_t s : u.st.refers[o])
-        if (s >= 0 && std::find(u.reads[i].begin(), u.reads[i].end(), s) == u.reads[i].end()) u.reads[i].push_back(s);
+        if (s >= 0 && last_reader[static_cast<size_t>(s)] != i) {
+          last_reader[static_cast<size_t>(s)] = i;
+          u.reads[i].push_back(s);
+        }
     for (int64_t s : u.reads[i]) {
       u.readers_of[static_cast<size_t>(s)].push_back(i);
       if (g.nodes[i].op == "output") u.pinned[static_cast<size_t>(s)] = true;
