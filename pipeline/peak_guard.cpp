@@ -190,18 +190,28 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
     const TensorData& d = t.analysis.data(t.egraph.find(c));
     return d.result == Node::Result::Tensor && chunk::tensor_bytes(t.source(), d.type) >= kRecomputeMinBytes;
   };
-  Written last = best;
+  // The latest form written is `best` itself or, where it did not lower
+  // the peak, `last`: each round reads what is live at its peak. (Forms are
+  // moved, never copied: a copy of a 165,000-node graph cost as much as
+  // writing it.)
+  Written last;
+  bool latest_is_best = true;
+  const auto latest = [&]() -> const Written& { return latest_is_best ? best : last; };
   const auto write = [&] {
-    last = write_and_schedule(t, input, fastest, trial, out_of_time);
-    if (last.peak < best.peak) {
-      best = last;
+    Written w = write_and_schedule(t, input, fastest, trial, out_of_time);
+    latest_is_best = w.peak < best.peak;
+    if (latest_is_best) {
+      best = std::move(w);
       keep = trial;
+    } else {
+      last = std::move(w);
     }
   };
   for (int round = 0; round < kRecomputeRounds && best.peak > limit && !out_of_time(); ++round) {
     std::vector<eg::Id> live;
-    for (const chunk::LiveTensor& l : chunk::estimate_peak_memory(last.graph).at_peak)
-      if (const eg::Id e = last.enode_of[l.node]; e != eg::kNoId && worth(e)) live.push_back(t.egraph.find(e));
+    const Written& seen_last = latest();
+    for (const chunk::LiveTensor& l : chunk::estimate_peak_memory(seen_last.graph).at_peak)
+      if (const eg::Id e = seen_last.enode_of[l.node]; e != eg::kNoId && worth(e)) live.push_back(t.egraph.find(e));
     const size_t before = classes.size();
     classes.insert(live.begin(), live.end());
     if (classes.size() > before) {
