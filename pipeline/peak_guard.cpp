@@ -1,6 +1,7 @@
 #include "pipeline/peak_guard.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <optional>
 #include <unordered_map>
@@ -183,7 +184,7 @@ bool trade_for_time(const Graph& input, const Written& fastest, double peak_in, 
 // every one. The first form under the limit is taken: the fewer
 // recomputations, the less time. Lowers `best` (and sets `keep`) where it can.
 void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Extraction& fastest, double limit,
-                        Written& best, KeepMemory& keep, const OutOfTime& out_of_time) {
+                        Written& best, KeepMemory& keep, const OutOfTime& out_of_time, const OutOfTime& no_room) {
   KeepMemory trial{true, std::unordered_set<eg::Id>{}, keep.saved_copies};
   std::unordered_set<eg::Id>& classes = *trial.only;
   const auto worth = [&](eg::Id c) {
@@ -207,7 +208,7 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
       last = std::move(w);
     }
   };
-  for (int round = 0; round < kRecomputeRounds && best.peak > limit && !out_of_time(); ++round) {
+  for (int round = 0; round < kRecomputeRounds && best.peak > limit && !no_room(); ++round) {
     std::vector<eg::Id> live;
     const Written& seen_last = latest();
     for (const chunk::LiveTensor& l : chunk::estimate_peak_memory(seen_last.graph).at_peak)
@@ -229,9 +230,9 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
       for (eg::Id k : t.egraph.children(fastest.choice[c])) todo.push_back(t.egraph.find(k));
     }
     if (classes.size() == before) break;  // nothing new to recompute
-    if (classes.size() > alone) write();
+    if (classes.size() > alone && !no_room()) write();
   }
-  if (best.peak <= limit || out_of_time()) return;
+  if (best.peak <= limit || no_room()) return;
   const KeepMemory all{true, std::nullopt, keep.saved_copies};
   Written w = write_and_schedule(t, input, fastest, all, out_of_time);
   if (w.peak < best.peak) {
@@ -248,10 +249,20 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   const double limit = peak_in + kSlackBytes;
   std::unordered_set<eg::Id> priced_out;
   // The fastest form first.
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
   Extracted chosen = extract(t, input, options, seconds_left(), r, priced_out);
+  const auto extracted = Clock::now();
   KeepMemory keep;
   const OutOfTime out_of_time = [&] { return seconds_left() <= 0; };
   Written best = write_and_schedule(t, input, chosen.x, keep, out_of_time);
+  // What a further form costs, as the first one did: a trial is started
+  // only where the time left holds it (a trial begun just before the limit
+  // ran a whole write past it: 1 s and more at 165,000 nodes).
+  const double extract_s = std::chrono::duration<double>(extracted - started).count();
+  const double write_s = std::chrono::duration<double>(Clock::now() - extracted).count();
+  const OutOfTime no_room_to_write = [&] { return seconds_left() < write_s; };
+  const OutOfTime no_room_for_trial = [&] { return seconds_left() < extract_s + write_s; };
   // The saved values first: the backward reading a view where the input
   // read a copy of its own keeps the view's whole base through it.
   if (options.hold_peak && schedule::saved_memory(best.graph).pinned_by_views >
@@ -262,7 +273,8 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   const double first_peak = best.peak;
   const bool held = options.hold_peak && !(options.balanced && best.peak > limit &&
                                            trade_for_time(input, best, peak_in, options, r));
-  if (held && best.peak > limit) recompute_for_peak(t, input, chosen.x, limit, best, keep, out_of_time);
+  if (held && best.peak > limit)
+    recompute_for_peak(t, input, chosen.x, limit, best, keep, out_of_time, no_room_to_write);
   // Still over: new forms give way to the input's own, a trial at a time,
   // each kept only where it lowers the peak, until the peak is the input's
   // or nothing is left to try: first each new form that owns memory live at
@@ -274,7 +286,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
     for (const chunk::LiveTensor& l : chunk::estimate_peak_memory(best.graph).at_peak)
       if (const eg::Id e = best.enode_of[l.node]; e != eg::kNoId && !t.is_original(e)) regions.push_back({e});
     for (std::vector<eg::Id>& region : new_regions(t, best)) regions.push_back(std::move(region));
-    for (size_t k = 0; k < regions.size() && k < kMaxTrials && best.peak > limit && seconds_left() > 0; ++k) {
+    for (size_t k = 0; k < regions.size() && k < kMaxTrials && best.peak > limit && !no_room_for_trial(); ++k) {
       std::unordered_set<eg::Id> trial = priced_out;
       trial.insert(regions[k].begin(), regions[k].end());
       Extracted e = extract(t, input, options, seconds_left(), r, trial);
@@ -290,6 +302,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   r.extract_dag_cost = chosen.dag_cost;
   r.extract_proved_optimal = chosen.proved_optimal;
   if (best.schedule_cut) r.limited.push_back("order search");
+  if (held && best.peak > limit && no_room_to_write()) r.limited.push_back("peak guard");
   PeakGuard g;
   g.schedules_tried = best.tried;
   if (best.peak > limit && held) {
@@ -300,7 +313,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
                          (given_way ? " (" + mib(best.peak) + " with " + std::to_string(given_way) +
                                           " region(s) of new forms given way to the input's own)"
                                     : std::string()) +
-                         (out_of_time() ? "; the time limit ended the search for a form within it" : std::string()) +
+                         (no_room_to_write() ? "; the time limit ended the search for a form within it" : std::string()) +
                          "; the input is kept");
     r.output = input;
     enode_of.assign(input.nodes.size(), eg::kNoId);
