@@ -5,9 +5,9 @@
 #include <stdexcept>
 
 #include "chunk/apply.h"
-#include "chunk/peak_memory.h"
+#include "memory/peak_memory.h"
 #include "chunk/region.h"
-#include "extract/graph_cost.h"
+#include "cost/graph_cost.h"
 #include "ir/op_table.h"
 #include "ir/shape_check.h"
 
@@ -30,9 +30,9 @@ std::vector<Amplifier> find_amplifiers(const Graph& g, const ChunkOptions& o) {
     double in = 0;
     for (const Value& v : n.args)
       v.for_each_node([&](NodeId a) {
-        if (const TensorType* t = tensor_of(g, a)) in += tensor_bytes(g, *t);
+        if (const TensorType* t = tensor_of(g, a)) in += memory::tensor_bytes(g, *t);
       });
-    const double result = tensor_bytes(g, n.tensor);
+    const double result = memory::tensor_bytes(g, n.tensor);
     if (in <= 0 || result < o.min_result_bytes || result / in < o.min_amplification) continue;
     out.push_back({id, result / in, result});
   }
@@ -45,8 +45,8 @@ struct Evaluated {
   double peak, seconds;
 };
 
-Evaluated evaluate(const Graph& g, const extract::Device& d) {
-  return {g, estimate_peak_memory(g).peak_bytes, extract::total_eager_seconds(extract::graph_costs(g, d), d)};
+Evaluated evaluate(const Graph& g, const cost::Device& d) {
+  return {g, memory::estimate_peak_memory(g).peak_bytes, cost::total_eager_seconds(cost::graph_costs(g, d), d)};
 }
 
 // The chunked graph must still be a valid graph: shape-check it.
@@ -70,9 +70,9 @@ ChunkPlan plan_chunking(const Graph& g, const ChunkOptions& o) {
   if (!o.device) throw std::invalid_argument("plan_chunking needs a device for its cost model");
   ChunkPlan plan;
   plan.graph = g;
-  const PeakMemory base_peak = estimate_peak_memory(g);
+  const memory::PeakMemory base_peak = memory::estimate_peak_memory(g);
   const Evaluated base{Graph{}, base_peak.peak_bytes,
-                       extract::total_eager_seconds(extract::graph_costs(g, *o.device), *o.device)};
+                       cost::total_eager_seconds(cost::graph_costs(g, *o.device), *o.device)};
   plan.peak_before = plan.peak_after = base.peak;
   plan.seconds_before = plan.seconds_after = base.seconds;
   const NodeId peak_node = base_peak.peak_node;
@@ -116,7 +116,7 @@ ChunkPlan plan_chunking(const Graph& g, const ChunkOptions& o) {
       }
       try {
         const Graph chunked = apply_chunking(g, *region, probe);
-        const double peak = estimate_peak_memory(chunked).peak_bytes;
+        const double peak = memory::estimate_peak_memory(chunked).peak_bytes;
         if (peak < best_peak) {
           best_peak = peak;
           best = std::move(region);
@@ -197,7 +197,7 @@ ChunkPlan plan_chunking(const Graph& g, const ChunkOptions& o) {
   plan.peak_after = chosen->peak;
   plan.seconds_after = chosen->seconds;
   plan.graph = std::move(chosen->graph);
-  plan.peak_node_after = plan.graph.nodes[estimate_peak_memory(plan.graph).peak_node].name;
+  plan.peak_node_after = plan.graph.nodes[memory::estimate_peak_memory(plan.graph).peak_node].name;
   return plan;
 }
 

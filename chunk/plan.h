@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "extract/roofline.h"
+#include "cost/roofline.h"
 #include "ir/graph.h"
 
 namespace sator::chunk {
@@ -27,7 +27,7 @@ struct ChunkOptions {
   // or N stacked models grew as N² (4 copies of GPT-2's training graph: 16 s);
   // the peak is set by the largest results, which come first.
   size_t max_amplifiers = 8;
-  const extract::Device* device = nullptr;  // the cost model's device (required)
+  const cost::Device* device = nullptr;  // the cost model's device (required)
   // Planning stops trying regions and chunk counts here and keeps the best
   // found so far (none: the graph stays as it is); plan.time_limited says so.
   std::optional<std::chrono::steady_clock::time_point> deadline;

@@ -3,7 +3,7 @@
 #include <map>
 #include <set>
 
-#include "chunk/peak_memory.h"
+#include "memory/peak_memory.h"
 #include "chunk/region.h"
 #include "ir/infer_context.h"
 #include "ir/op_table.h"
@@ -72,7 +72,7 @@ class Grower {
     return 0;
   }
 
-  bool large(NodeId id) const { return type(id) && tensor_bytes(g_, *type(id)) >= large_bytes_; }
+  bool large(NodeId id) const { return type(id) && memory::tensor_bytes(g_, *type(id)) >= large_bytes_; }
 
   // Sliced needs on large computed tensors become region nodes (pull): true
   // when any did.
@@ -514,7 +514,7 @@ class Grower {
   void trim(double large_bytes) {
     const size_t n = g_.nodes.size();
     std::vector<bool> keep(n, false);
-    auto large = [&](NodeId id) { return in(id) && type(id) && tensor_bytes(g_, *type(id)) >= large_bytes; };
+    auto large = [&](NodeId id) { return in(id) && type(id) && memory::tensor_bytes(g_, *type(id)) >= large_bytes; };
     keep[r_.amplifier] = true;
     for (NodeId id = 0; id < n; ++id) {
       if (!in(id)) continue;

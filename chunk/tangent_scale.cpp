@@ -4,7 +4,7 @@
 #include <array>
 #include <string_view>
 
-#include "chunk/peak_memory.h"
+#include "memory/peak_memory.h"
 #include "chunk/region.h"
 #include "ir/op_table.h"
 #include "ir/chunked_node.h"
@@ -103,7 +103,7 @@ int8_t node_degree(const Graph& g, const Node& n, const std::vector<int8_t>& deg
 }
 
 bool scalar_tensor_type(const Graph& g, const TensorType& t) {
-  return tensor_bytes(g, t) == static_cast<double>(dtype_bytes(t.dtype));
+  return memory::tensor_bytes(g, t) == static_cast<double>(dtype_bytes(t.dtype));
 }
 
 std::string unique_name(const Graph& g, const std::string& base) {

@@ -44,7 +44,7 @@ double parse_bytes(const std::string& path, const std::string& flag, const std::
 chunk::ChunkOptions read_chunk_options(const std::string& path, const std::string& chunks, const std::string& budget,
                                        const std::string& device) {
   chunk::ChunkOptions o;
-  o.device = extract::find_device(device);
+  o.device = cost::find_device(device);
   if (!o.device) throw GraphError(path, "", "unknown --device " + device + " (known: h200)");
   if (chunks != "auto") {
     size_t used = 0;

@@ -10,7 +10,7 @@
 #include "cli/commands.h"
 #include "cli/validators.h"
 #include "cli/output_paths.h"
-#include "extract/graph_cost.h"
+#include "cost/graph_cost.h"
 #include "ir/graph_io.h"
 #include "ir/shape_check.h"
 
@@ -23,20 +23,20 @@ struct Options {
 };
 
 void run(const Options& o) {
-  const extract::Device* d = extract::find_device(o.device);
+  const cost::Device* d = cost::find_device(o.device);
   if (!d) throw CLI::ValidationError("--device", "unknown device '" + o.device + "' (known: h200)");
   require_distinct_outputs(o.path, {{"--csv", o.csv}});
   const Graph g = load_graph(o.path);
-  const auto costs = extract::graph_costs(g, *d);
+  const auto costs = cost::graph_costs(g, *d);
   std::map<std::string, std::pair<size_t, double>> by_kind;
   for (const auto& c : costs)
-    if (c.cost.kind != extract::CostKind::Free) {
-      auto& k = by_kind[extract::cost_kind_name(c.cost.kind)];
+    if (c.cost.kind != cost::CostKind::Free) {
+      auto& k = by_kind[cost::cost_kind_name(c.cost.kind)];
       ++k.first;
       k.second += c.cost.seconds;
     }
   std::printf("%s on %s: %.1f us compiled, %.1f us eager (roofline estimates)\n", g.name.c_str(), d->name.c_str(),
-              extract::total_seconds(costs) * 1e6, extract::total_eager_seconds(costs, *d) * 1e6);
+              cost::total_seconds(costs) * 1e6, cost::total_eager_seconds(costs, *d) * 1e6);
   for (const auto& [kind, v] : by_kind) std::printf("  %-12s %5zu kernels %10.1f us\n", kind.c_str(), v.first, v.second * 1e6);
   if (!o.csv.empty()) {
     std::string text = "node,op,kind,dtype,flops,bytes,gpu_seconds,seconds,host_seconds,eager_seconds\n";
@@ -44,7 +44,7 @@ void run(const Options& o) {
       const Node& n = g.nodes[c.node];
       char line[512];
       std::snprintf(line, sizeof line, "%s,%s,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", n.name.c_str(), n.op.c_str(),
-                    extract::cost_kind_name(c.cost.kind), std::string(dtype_name(c.cost.dtype)).c_str(), c.cost.flops, c.cost.bytes, c.cost.gpu_seconds,
+                    cost::cost_kind_name(c.cost.kind), std::string(dtype_name(c.cost.dtype)).c_str(), c.cost.flops, c.cost.bytes, c.cost.gpu_seconds,
                     c.cost.seconds, c.cost.host_seconds, c.cost.eager_seconds);
       text += line;
     }

@@ -7,7 +7,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "chunk/peak_memory.h"
+#include "memory/peak_memory.h"
+#include "memory/saved_memory.h"
 #include "schedule/saved_copies.h"
 #include "cli/commands.h"
 #include "ir/graph_io.h"
@@ -38,8 +39,8 @@ void run_info(const InfoOptions& opt) {
   const auto check_done = std::chrono::steady_clock::now();
   require_consistent_shapes(g, check, opt.path);
   const GraphStats stats = compute_stats(g);
-  const chunk::PeakMemory peak = chunk::estimate_peak_memory(g);
-  const schedule::SavedMemory saved = schedule::saved_memory(g);
+  const memory::PeakMemory peak = memory::estimate_peak_memory(g);
+  const memory::SavedMemory saved = memory::saved_memory(g);
   const double read_ms = std::chrono::duration<double, std::milli>(read_done - start).count();
   const double check_ms = std::chrono::duration<double, std::milli>(check_done - read_done).count();
 
@@ -71,7 +72,7 @@ void run_info(const InfoOptions& opt) {
                         {"input_bytes", peak.input_bytes}, {"output_bytes", peak.output_bytes}};
     // What is live at the peak (largest first): where to look to lower it.
     nlohmann::json live = nlohmann::json::array();
-    for (const chunk::LiveTensor& l : peak.at_peak)
+    for (const memory::LiveTensor& l : peak.at_peak)
       live.push_back({{"node", g.nodes[l.node].name}, {"op", g.nodes[l.node].op}, {"bytes", l.bytes}});
     j["peak_memory"]["live"] = std::move(live);
     j["saved_for_backward"] = {{"bytes", saved.bytes}, {"pinned_by_views", saved.pinned_by_views}};

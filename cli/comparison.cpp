@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "chunk/peak_memory.h"
+#include "memory/peak_memory.h"
 #include "ir/graph_builder.h"
 #include "ir/graph_io.h"
 #include "ir/graph_stats.h"
@@ -34,7 +34,7 @@ nlohmann::ordered_json method(const Graph& input, const Graph& output, const std
   j["attention_fused"] = out.sdpa_ops > in.sdpa_ops ? out.sdpa_ops - in.sdpa_ops : 0;
   j["sdpa_ops"] = out.sdpa_ops;
   j["cost"] = pipeline::estimate_cost(output, cost, device);
-  j["peak_bytes"] = chunk::estimate_peak_memory(output).peak_bytes;
+  j["peak_bytes"] = memory::estimate_peak_memory(output).peak_bytes;
   if (time_ms >= 0) j["time_ms"] = time_ms;
   else j["time_ms"] = nullptr;
   return j;

@@ -5,8 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "chunk/peak_memory.h"
-#include "extract/roofline.h"
+#include "memory/peak_memory.h"
+#include "cost/roofline.h"
 #include "ir/graph_io.h"
 
 namespace sator::cli {
@@ -23,7 +23,7 @@ std::string greedy_stop(const pipeline::GreedyResult& g) {
 void check_model_options(const std::string& path, const std::string& cost, const std::string& device,
                          const std::string& extractor) {
   if (cost != "nodes" && cost != "roofline") throw GraphError(path, "", "unknown --cost " + cost + " (nodes or roofline)");
-  if (!extract::find_device(device)) throw GraphError(path, "", "unknown --device " + device + " (known: h200)");
+  if (!cost::find_device(device)) throw GraphError(path, "", "unknown --device " + device + " (known: h200)");
   if (!extractor.empty() && extractor != "tree" && extractor != "dag" && extractor != "ilp")
     throw GraphError(path, "", "unknown --extractor " + extractor + " (tree, dag or ilp)");
 }
@@ -51,9 +51,9 @@ nlohmann::ordered_json run_report(const Graph& input, const pipeline::OptimizeRe
   j["cost_model"] = c.cost == "roofline" ? "roofline (estimated compiled us on " + c.device + ")" : "nodes";
   j["cost_in"] = r.cost_in;
   j["cost_out"] = r.cost_out;
-  // Estimated in node order (chunk/peak_memory.h), at the symbols' hints.
-  j["peak_bytes_in"] = chunk::estimate_peak_memory(input).peak_bytes;
-  j["peak_bytes_out"] = chunk::estimate_peak_memory(r.output).peak_bytes;
+  // Estimated in node order (memory/peak_memory.h), at the symbols' hints.
+  j["peak_bytes_in"] = memory::estimate_peak_memory(input).peak_bytes;
+  j["peak_bytes_out"] = memory::estimate_peak_memory(r.output).peak_bytes;
   if (!c.greedy && !r.schedule.empty()) {
     nlohmann::ordered_json tried = nlohmann::ordered_json::object();
     for (const auto& [name, peak] : r.schedules_tried) tried[name] = peak;
@@ -128,8 +128,8 @@ void print_run(const Graph& input, const pipeline::OptimizeResult& r, const RunC
       for (const auto& [name, peak] : r.schedules_tried)
         tried += (tried.empty() ? "" : ", ") + name + " " + std::to_string(static_cast<long long>(peak / (1024.0 * 1024.0) + 0.5)) + " MiB";
       std::printf("memory: estimated peak %.1f MiB -> %.1f MiB, written in the order \"%s\" (%s)\n",
-                  chunk::estimate_peak_memory(input).peak_bytes / (1024.0 * 1024.0),
-                  chunk::estimate_peak_memory(r.output).peak_bytes / (1024.0 * 1024.0), r.schedule.c_str(), tried.c_str());
+                  memory::estimate_peak_memory(input).peak_bytes / (1024.0 * 1024.0),
+                  memory::estimate_peak_memory(r.output).peak_bytes / (1024.0 * 1024.0), r.schedule.c_str(), tried.c_str());
     }
     for (const std::string& why : r.declined) std::printf("declined: %s\n", why.c_str());
   }

@@ -24,7 +24,7 @@ struct RunContext {
 };
 
 // Refuses (GraphError naming `path`, exit status 2) an unknown cost model,
-// device (extract::find_device), or extractor (pass "" where there is none).
+// device (cost::find_device), or extractor (pass "" where there is none).
 void check_model_options(const std::string& path, const std::string& cost, const std::string& device,
                          const std::string& extractor);
 

@@ -79,7 +79,7 @@ enum class OpFact : uint16_t {
   // writer does not know their strides, and views of them become reshapes.
   OwnLayout = 1 << 11,
   // Run eagerly on the GPU it is ATen's reduction kernel, which may stage
-  // partial results in a global buffer while it runs (chunk/reduction_staging.h);
+  // partial results in a global buffer while it runs (memory/reduction_staging.h);
   // its accumulator is the input's float type, or (with the facts below) a
   // Welford state or a value with its index.
   CudaReduction = 1 << 12,

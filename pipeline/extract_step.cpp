@@ -6,7 +6,7 @@
 
 #include "extract/egraph_problem.h"
 #include "extract/extractors.h"
-#include "extract/graph_cost.h"
+#include "cost/graph_cost.h"
 #include "ir/op_table.h"
 #include "ir/output_target.h"
 
@@ -26,20 +26,20 @@ eg::Extraction extract_cheapest(const TensorEGraph& t, const Graph& input, const
                                 double seconds_left, OptimizeResult& r,
                                 const std::unordered_set<eg::Id>& priced_out) {
   const OutputTarget& target = output_target(options.target);
-  const extract::Device* device = extract::find_device(options.device);
+  const cost::Device* device = cost::find_device(options.device);
   if (options.cost == "roofline" && !device) throw std::invalid_argument("unknown device '" + options.device + "'");
   // Roofline: the op's estimated compiled time in µs, from its children's
   // and its own class types at the symbols' hints.
   const auto roofline_node = [&](eg::Id n) {
-    std::vector<extract::Operand> in, out;
+    std::vector<cost::Operand> in, out;
     for (eg::Id k : t.egraph.children(n)) {
       const TensorData& d = t.analysis.data(t.egraph.find(k));
-      if (d.result == Node::Result::Tensor) in.push_back(extract::operand_of(input, d.type));
+      if (d.result == Node::Result::Tensor) in.push_back(cost::operand_of(input, d.type));
     }
     const TensorData& self = t.analysis.data(t.egraph.find(n));
-    if (self.result == Node::Result::Tensor) out.push_back(extract::operand_of(input, self.type));
+    if (self.result == Node::Result::Tensor) out.push_back(cost::operand_of(input, self.type));
     for (const OutputSlot& s : self.outputs)
-      if (s.kind == OutputSlot::Kind::Tensor) out.push_back(extract::operand_of(input, s.tensor));
+      if (s.kind == OutputSlot::Kind::Tensor) out.push_back(cost::operand_of(input, s.tensor));
     const std::string& op = t.lang.op_name(t.egraph.op(n));
     // Views cost no time; a nanosecond per node breaks ties toward the
     // graph with fewer nodes (fewer layout ops) among equally fast ones.
@@ -50,7 +50,7 @@ eg::Extraction extract_cheapest(const TensorEGraph& t, const Graph& input, const
     const bool restated = !t.is_original(n) && !op_has(op, OpFact::CountedLayout);
     const double tie_break = is_graph_io(op) ? 0.0 : restated ? 1.001e-3 : 1e-3;
     const NodeAttrs& attrs = t.lang.attrs(t.egraph.attr(n));
-    return extract::roofline_cost(*device, op, in, out, extract::op_flags(op, attrs.args, attrs.kwargs)).seconds * 1e6 +
+    return cost::roofline_cost(*device, op, in, out, cost::op_flags(op, attrs.args, attrs.kwargs)).seconds * 1e6 +
            tie_break;
   };
   // The target's refused ops (unless the input has them) are never

@@ -6,7 +6,7 @@
 #include <limits>
 #include <unordered_set>
 
-#include "extract/graph_cost.h"
+#include "cost/graph_cost.h"
 #include "ir/graph_stats.h"
 #include "ir/output_target.h"
 #include "ir/shape_check.h"
@@ -37,9 +37,9 @@ bool is_graph_io(std::string_view op) { return op == "placeholder" || op == "get
 double estimate_cost(const Graph& g, const std::string& cost, const std::string& device) {
   if (cost == "nodes") return graph_cost(g);
   if (cost != "roofline") throw std::invalid_argument("unknown cost model '" + cost + "' (nodes or roofline)");
-  const extract::Device* d = extract::find_device(device);
+  const cost::Device* d = cost::find_device(device);
   if (!d) throw std::invalid_argument("unknown device '" + device + "'");
-  return extract::total_seconds(extract::graph_costs(g, *d)) * 1e6;
+  return cost::total_seconds(cost::graph_costs(g, *d)) * 1e6;
 }
 
 void finish_result(OptimizeResult& r, const char* what, const std::string& cost, const std::string& device) {

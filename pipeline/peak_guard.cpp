@@ -7,9 +7,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "chunk/peak_memory.h"
+#include "memory/peak_memory.h"
 #include "pipeline/extract_step.h"
 #include "schedule/memory_schedule.h"
+#include "memory/saved_memory.h"
 #include "schedule/saved_copies.h"
 #include "schedule/output_copies.h"
 
@@ -140,7 +141,7 @@ std::vector<std::vector<eg::Id>> new_regions(const TensorEGraph& t, const Writte
     for (const Value& v : g.nodes[i].args) v.for_each_node(join);
     for (const auto& kv : g.nodes[i].kwargs) kv.second.for_each_node(join);
   }
-  const chunk::Storages st = chunk::storages_of(g);
+  const memory::Storages st = memory::storages_of(g);
   std::vector<double> allocated(g.nodes.size(), 0.0);
   for (size_t s = 0; s < st.bytes.size(); ++s) allocated[st.owner[s]] += st.bytes[s];
   std::unordered_map<int64_t, size_t> index;
@@ -189,7 +190,7 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
   std::unordered_set<eg::Id>& classes = *trial.only;
   const auto worth = [&](eg::Id c) {
     const TensorData& d = t.analysis.data(t.egraph.find(c));
-    return d.result == Node::Result::Tensor && chunk::tensor_bytes(t.source(), d.type) >= kRecomputeMinBytes;
+    return d.result == Node::Result::Tensor && memory::tensor_bytes(t.source(), d.type) >= kRecomputeMinBytes;
   };
   // The latest form written is `best` itself or, where it did not lower
   // the peak, `last`: each round reads what is live at its peak. (Forms are
@@ -211,7 +212,7 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
   for (int round = 0; round < kRecomputeRounds && best.peak > limit && !no_room(); ++round) {
     std::vector<eg::Id> live;
     const Written& seen_last = latest();
-    for (const chunk::LiveTensor& l : chunk::estimate_peak_memory(seen_last.graph).at_peak)
+    for (const memory::LiveTensor& l : memory::estimate_peak_memory(seen_last.graph).at_peak)
       if (const eg::Id e = seen_last.enode_of[l.node]; e != eg::kNoId && worth(e)) live.push_back(t.egraph.find(e));
     const size_t before = classes.size();
     classes.insert(live.begin(), live.end());
@@ -245,7 +246,7 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
 
 PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOptions& options,
                     const std::function<double()>& seconds_left, OptimizeResult& r, std::vector<eg::Id>& enode_of) {
-  const double peak_in = chunk::estimate_peak_memory(input).peak_bytes;
+  const double peak_in = memory::estimate_peak_memory(input).peak_bytes;
   const double limit = peak_in + kSlackBytes;
   std::unordered_set<eg::Id> priced_out;
   // The fastest form first.
@@ -265,8 +266,8 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   const OutOfTime no_room_for_trial = [&] { return seconds_left() < extract_s + write_s; };
   // The saved values first: the backward reading a view where the input
   // read a copy of its own keeps the view's whole base through it.
-  if (options.hold_peak && schedule::saved_memory(best.graph).pinned_by_views >
-                               schedule::saved_memory(input).pinned_by_views + kSlackBytes) {
+  if (options.hold_peak && memory::saved_memory(best.graph).pinned_by_views >
+                               memory::saved_memory(input).pinned_by_views + kSlackBytes) {
     keep.saved_copies = true;
     best = write_and_schedule(t, input, chosen.x, keep, out_of_time);
   }
@@ -283,7 +284,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   size_t given_way = 0;
   if (held && best.peak > limit) {
     std::vector<std::vector<eg::Id>> regions;
-    for (const chunk::LiveTensor& l : chunk::estimate_peak_memory(best.graph).at_peak)
+    for (const memory::LiveTensor& l : memory::estimate_peak_memory(best.graph).at_peak)
       if (const eg::Id e = best.enode_of[l.node]; e != eg::kNoId && !t.is_original(e)) regions.push_back({e});
     for (std::vector<eg::Id>& region : new_regions(t, best)) regions.push_back(std::move(region));
     for (size_t k = 0; k < regions.size() && k < kMaxTrials && best.peak > limit && !no_room_for_trial(); ++k) {

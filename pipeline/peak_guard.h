@@ -3,7 +3,7 @@
 // at once (a sum of two biases computed once for every layer and kept alive
 // across them). The guard writes each extraction in the order of least
 // estimated peak (schedule/memory_schedule.h) and compares that peak
-// (chunk/peak_memory.h) with the input's. Where it is higher, new forms
+// (memory/peak_memory.h) with the input's. Where it is higher, new forms
 // give way to the input's own a trial at a time (a form live at the peak,
 // then connected regions of them: their e-nodes priced out, the extraction
 // run again), each kept where it lowers the peak. If the peak still exceeds

@@ -12,7 +12,7 @@ measured eager total.
 --fit-sequence: the in-sequence overhead per dispatched op that best fits
 the whole-graph totals (minimal median error), fitted on the original graphs
 and scored on the optimized ones and the other way round (held out), with
-the pipeline recomputed here as extract/graph_cost.cpp computes it.
+the pipeline recomputed here as cost/graph_cost.cpp computes it.
 """
 import argparse
 import csv

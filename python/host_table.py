@@ -1,5 +1,5 @@
 """Writes the eager host-dispatch table of sator's cost model
-(extract/eager_host_h200.cpp) from a calibration run.
+(cost/eager_host_h200.cpp) from a calibration run.
 
   python3 python/host_table.py CALIB.json GRAPH_DIR SATOR > extract/eager_host_h200.inc
 

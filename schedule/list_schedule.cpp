@@ -46,7 +46,7 @@ std::vector<std::vector<NodeId>> dependences_of(const Graph& g, const std::vecto
 
 StorageUse storage_use(const Graph& g) {
   StorageUse u;
-  u.st = chunk::storages_of(g);
+  u.st = memory::storages_of(g);
   const size_t n = g.nodes.size(), s_count = u.st.bytes.size();
   const std::vector<std::vector<NodeId>> ops = operands_of(g);
   u.reads.assign(n, {});

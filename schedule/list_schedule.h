@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "chunk/peak_memory.h"
+#include "memory/peak_memory.h"
 #include "ir/graph.h"
 
 namespace sator::schedule {
@@ -23,11 +23,11 @@ std::vector<std::vector<NodeId>> operands_of(const Graph& g);
 // their keys (the input's order), ties in g's.
 std::vector<std::vector<NodeId>> dependences_of(const Graph& g, const std::vector<double>& key);
 
-// The storages (chunk/peak_memory.h) each node reads and allocates, as a
+// The storages (memory/peak_memory.h) each node reads and allocates, as a
 // scheduler tracks them: a storage is freed when its last reader has run,
 // unless an input owns it or the output returns it (pinned).
 struct StorageUse {
-  chunk::Storages st;
+  memory::Storages st;
   std::vector<std::vector<int64_t>> reads;       // by node: storages read, each once
   std::vector<std::vector<NodeId>> readers_of;   // by storage
   std::vector<bool> pinned;                      // by storage

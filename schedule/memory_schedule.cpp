@@ -6,7 +6,7 @@
 #include <queue>
 #include <stdexcept>
 
-#include "chunk/peak_memory.h"
+#include "memory/peak_memory.h"
 #include "schedule/inductor_orders.h"
 #include "schedule/list_schedule.h"
 
@@ -130,10 +130,10 @@ Order greedy_memory(const Graph& g, const ScheduleContext& c) {
 Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position, const std::function<bool()>& out_of_time) {
   Scheduled best;
   const ScheduleContext c = schedule_context(g, keys_from_positions(g, position));
-  const chunk::Storages& st = c.use.st;
+  const memory::Storages& st = c.use.st;
   Order as_written(g.nodes.size());
   for (size_t k = 0; k < as_written.size(); ++k) as_written[k] = static_cast<NodeId>(k);
-  best.peak_bytes = chunk::peak_bytes_in_order(g, st, as_written);
+  best.peak_bytes = memory::peak_bytes_in_order(g, st, as_written);
   best.strategy = "as written";
   best.tried.emplace_back(best.strategy, best.peak_bytes);
   // Each order is made only when its turn comes: past the time limit the
@@ -152,7 +152,7 @@ Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position, con
       break;
     }
     Order order = make();
-    const double peak = chunk::peak_bytes_in_order(g, st, order);
+    const double peak = memory::peak_bytes_in_order(g, st, order);
     best.tried.emplace_back(name, peak);
     // The input's order wins a tie with the writer's: the estimate prices
     // tensors Inductor fuses away, so its peak may sit where the step's does

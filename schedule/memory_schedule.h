@@ -4,7 +4,7 @@
 // keeps forward tensors alive across it, which raised the estimated peak of
 // 53 of the 178 corpus graphs with no new tensor at all. The schedules here
 // are topological orders of the same nodes; the one with the least
-// estimated peak (chunk/peak_memory.h) is kept.
+// estimated peak (memory/peak_memory.h) is kept.
 #pragma once
 
 #include <functional>

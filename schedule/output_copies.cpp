@@ -2,16 +2,16 @@
 
 #include <unordered_set>
 
-#include "chunk/peak_memory.h"
+#include "memory/peak_memory.h"
 
 namespace sator::schedule {
 
 namespace {
 
 // Whether the tensor node `k` returns views a storage larger than itself.
-bool pins_more(const Graph& g, const chunk::Storages& st, NodeId k) {
+bool pins_more(const Graph& g, const memory::Storages& st, NodeId k) {
   if (g.nodes[k].result != Node::Result::Tensor || st.refers[k].size() != 1 || st.refers[k][0] < 0) return false;
-  return st.bytes[static_cast<size_t>(st.refers[k][0])] > chunk::tensor_bytes(g, g.nodes[k].tensor) * (1 + 1e-9);
+  return st.bytes[static_cast<size_t>(st.refers[k][0])] > memory::tensor_bytes(g, g.nodes[k].tensor) * (1 + 1e-9);
 }
 
 }  // namespace
@@ -24,7 +24,7 @@ std::vector<NodeId> copy_pinning_outputs(Graph& g, const Graph& input, std::vect
   if (!g.nodes.back().args[0].is_list() || !in_outs.is_list() ||
       g.nodes.back().args[0].list.size() != in_outs.list.size())
     return {};
-  const chunk::Storages st = chunk::storages_of(g), in_st = chunk::storages_of(input);
+  const memory::Storages st = memory::storages_of(g), in_st = memory::storages_of(input);
   std::unordered_set<std::string> names;
   for (const Node& n : g.nodes) names.insert(n.name);
   Node output = std::move(g.nodes.back());

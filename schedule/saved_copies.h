@@ -1,10 +1,5 @@
-// What a joint training graph's forward keeps for its backward. AOTAutograd's
-// partitioner saves every forward value a backward node reads, and a saved
-// view keeps its whole base storage alive through the backward. That span,
-// the end of the forward, is where a training step's real peak lies; the
-// whole-graph estimate (chunk/peak_memory.h) counts every pointwise
-// intermediate Inductor fuses away and often finds its own peak elsewhere,
-// so it cannot see a saved value grow.
+// Copies of the views a joint graph's backward reads where they would keep a
+// larger base alive (memory/saved_memory.h says what the backward keeps).
 //
 // GPT-NeoX clones v out of its fused q/k/v projection before SDPA; the rule
 // that drops a clone (the kernel takes strided v) makes the saved v a view
@@ -20,19 +15,6 @@
 #include "ir/graph.h"
 
 namespace sator::schedule {
-
-// What a joint graph's forward keeps for its backward (zeros for a graph
-// without tangent inputs).
-struct SavedMemory {
-  // The storages the forward allocates and the backward reads through any
-  // view: what the partitioner saves before it chooses to recompute (and
-  // before Inductor merges alike ones: an over-estimate).
-  double bytes = 0;
-  // Of those, the bytes kept only because a smaller view of them is read:
-  // what copies of the views would free.
-  double pinned_by_views = 0;
-};
-SavedMemory saved_memory(const Graph& g);
 
 // Adds a clone right after each forward view whose base storage the
 // backward reads only through views smaller together than it (and that no

@@ -7,11 +7,11 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "extract/attention_table.h"
-#include "extract/roofline.h"
+#include "cost/attention_table.h"
+#include "cost/roofline.h"
 
 using namespace sator;
-using namespace sator::extract;
+using namespace sator::cost;
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "chunk/apply.h"
-#include "chunk/peak_memory.h"
+#include "memory/peak_memory.h"
 #include "chunk/plan.h"
 #include "chunk/region.h"
 #include "interp/compare.h"
@@ -80,7 +80,7 @@ bool depends_on(const Graph& g, NodeId id, NodeId on) {
 
 chunk::ChunkOptions small_options(std::optional<int64_t> chunks) {
   chunk::ChunkOptions o;
-  o.device = extract::find_device("h200");
+  o.device = cost::find_device("h200");
   o.chunks = chunks;
   o.min_result_bytes = 1 * kMiB;
   return o;
@@ -123,7 +123,7 @@ TEST_CASE("chunking: an LM head with its cross-entropy backward chunks along the
   CHECK(count_combines(spec, ChunkCombine::Kind::Cat) == 2);
   // No tensor of the vocabulary's size is left outside the chunked node.
   for (const Node& n : plan.graph.nodes)
-    if (n.op != kChunkedOp && n.result == Node::Result::Tensor) CHECK(chunk::tensor_bytes(plan.graph, n.tensor) < kMiB);
+    if (n.op != kChunkedOp && n.result == Node::Result::Tensor) CHECK(memory::tensor_bytes(plan.graph, n.tensor) < kMiB);
   // Equal values, with an even split and with a short last chunk.
   CHECK(error_at(g, plan.graph, {{"s0", 8}}) < 1e-12);
   CHECK(error_at(g, plan.graph, {{"s0", 7}}) < 1e-12);
@@ -334,7 +334,7 @@ TEST_CASE("chunking: a memory budget takes the fewest chunks that fit, an imposs
   const chunk::ChunkPlan fit = chunk::plan_chunking(g, o);
   CHECK(fit.chunks == 4);
   CHECK(fit.peak_after <= *o.memory_budget);
-  o.memory_budget = chunk::estimate_peak_memory(g).input_bytes;  // below what the inputs alone hold
+  o.memory_budget = memory::estimate_peak_memory(g).input_bytes;  // below what the inputs alone hold
   CHECK_THROWS_AS(chunk::plan_chunking(g, o), std::invalid_argument);
 }
 
@@ -342,7 +342,7 @@ TEST_CASE("chunking on GPT-2 small training (corpus): more saved than the AutoCh
           "[chunk][corpus]") {
   const Graph g = load_graph(test::corpus_path("graphs/gpt2-124m.train.g0.json"));
   chunk::ChunkOptions o;
-  o.device = extract::find_device("h200");
+  o.device = cost::find_device("h200");
   const chunk::ChunkPlan plan = chunk::plan_chunking(g, o);
   REQUIRE(plan.chunked);
   CHECK(plan.amplifier == "mm");  // the LM head
@@ -354,7 +354,7 @@ TEST_CASE("chunking on GPT-2 small training (corpus): more saved than the AutoCh
   // The peak moved off the logits: no [16384, 50257] tensor outside the node.
   for (const Node& n : plan.graph.nodes)
     if (n.op != kChunkedOp && n.result == Node::Result::Tensor)
-      CHECK(chunk::tensor_bytes(plan.graph, n.tensor) < 16384.0 * 50257 * 2);
+      CHECK(memory::tensor_bytes(plan.graph, n.tensor) < 16384.0 * 50257 * 2);
 }
 
 TEST_CASE("chunking GPT-2 small training after saturation: 16 chunks at under +3% estimated time (issue 25)",
@@ -362,7 +362,7 @@ TEST_CASE("chunking GPT-2 small training after saturation: 16 chunks at under +3
   // What `sator optimize --chunk auto` does: plan on the extracted graph.
   const Graph g = pipeline::optimize(load_graph(test::corpus_path("graphs/gpt2-124m.train.g0.json")), {}).output;
   chunk::ChunkOptions o;
-  o.device = extract::find_device("h200");
+  o.device = cost::find_device("h200");
   const chunk::ChunkPlan plan = chunk::plan_chunking(g, o);
   REQUIRE(plan.chunked);
   CHECK(plan.chunks == 16);

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "chunk/peak_memory.h"
+#include "memory/peak_memory.h"
 #include "ir/graph_builder.h"
 #include "ir/shape_check.h"
 #include "pipeline/optimize.h"
@@ -61,10 +61,10 @@ TEST_CASE("the schedules: the input's order beats a written order that keeps a l
   position[s1] = static_cast<int64_t>(c1) + 0;
   position[c1] = static_cast<int64_t>(c1) - 1;
   const schedule::Scheduled s = schedule::schedule_for_memory(g, position);
-  const double written = chunk::estimate_peak_memory(g).peak_bytes;
+  const double written = memory::estimate_peak_memory(g).peak_bytes;
   CHECK(s.peak_bytes < written);
   CHECK(s.strategy != "as written");
-  CHECK(chunk::estimate_peak_memory(s.graph).peak_bytes == Approx(s.peak_bytes));
+  CHECK(memory::estimate_peak_memory(s.graph).peak_bytes == Approx(s.peak_bytes));
   REQUIRE(s.tried.size() == 6);
 }
 
@@ -121,7 +121,7 @@ TEST_CASE("Inductor's three orders: topological, every node once, draws in the i
     const Graph g = load_graph(test::corpus_path(std::string("graphs/") + name + ".json"));
     const schedule::ScheduleContext c = schedule::schedule_context(g, schedule::keys_from_positions(g, identity_positions(g)));
     const std::vector<std::vector<NodeId>> ops = schedule::operands_of(g);
-    const chunk::Storages st = chunk::storages_of(g);
+    const memory::Storages st = memory::storages_of(g);
     for (const auto& [strategy, order] : {std::pair{"least peak first", schedule::least_peak_first(g, c)},
                                           std::pair{"earliest operands first", schedule::earliest_operands_first(g, c)},
                                           std::pair{"depth first", schedule::depth_first(g, c)}}) {
@@ -141,8 +141,8 @@ TEST_CASE("Inductor's three orders: topological, every node once, draws in the i
         if (const OpInfo* op = find_op(g.nodes[i].op); op && op->cls == OpClass::Random) draws.push_back(i);
       CHECK(std::is_sorted(draws.begin(), draws.end()));
       // What the order is priced at is what the graph written in it estimates.
-      CHECK(chunk::peak_bytes_in_order(g, st, order) ==
-            Approx(chunk::estimate_peak_memory(schedule::reordered(g, order)).peak_bytes));
+      CHECK(memory::peak_bytes_in_order(g, st, order) ==
+            Approx(memory::estimate_peak_memory(schedule::reordered(g, order)).peak_bytes));
     }
   }
 }
@@ -167,14 +167,14 @@ TEST_CASE("depth first finishes one consumer chain before it starts the next", "
   // Each chain runs as one block of three.
   CHECK(at[chain_a[2]] - at[chain_a[0]] == 2);
   CHECK(at[chain_b[2]] - at[chain_b[0]] == 2);
-  const chunk::Storages st = chunk::storages_of(g);
-  CHECK(chunk::peak_bytes_in_order(g, st, order) < chunk::estimate_peak_memory(g).peak_bytes);
+  const memory::Storages st = memory::storages_of(g);
+  CHECK(memory::peak_bytes_in_order(g, st, order) < memory::estimate_peak_memory(g).peak_bytes);
 }
 
 TEST_CASE("on GPT-2 training the least-peak-first order wins, below the input's order", "[memory][schedule][corpus]") {
   const pipeline::OptimizeResult r = pipeline::optimize(load_graph(test::corpus_path("graphs/gpt2.train.g0.json")), {});
-  const double in = chunk::estimate_peak_memory(load_graph(test::corpus_path("graphs/gpt2.train.g0.json"))).peak_bytes;
-  const double out = chunk::estimate_peak_memory(r.output).peak_bytes;
+  const double in = memory::estimate_peak_memory(load_graph(test::corpus_path("graphs/gpt2.train.g0.json"))).peak_bytes;
+  const double out = memory::estimate_peak_memory(r.output).peak_bytes;
   CHECK(out < 0.75 * in);  // 1,800 -> 1,287 MiB
   CHECK(r.schedule == "least peak first");
   double input_order = 0;
@@ -213,15 +213,15 @@ TEST_CASE("an output that would pin a larger storage is copied where the input r
 TEST_CASE("the objectives: memory keeps the input where the peak would rise, balanced trades it for as much time, time takes the fastest", "[memory][optimize]") {
   // zoo_hf.train: the rewrite is 20% faster by the estimate at 4% more peak.
   const Graph g = load_graph(test::corpus_path("graphs/zoo_hf.train.g0.json"));
-  const double peak_in = chunk::estimate_peak_memory(g).peak_bytes;
+  const double peak_in = memory::estimate_peak_memory(g).peak_bytes;
   pipeline::OptimizeOptions memory, balanced, time;
   balanced.balanced = true;
   time.hold_peak = false;
   const pipeline::OptimizeResult m = pipeline::optimize(g, memory), b = pipeline::optimize(g, balanced),
                                  t = pipeline::optimize(g, time);
-  CHECK(chunk::estimate_peak_memory(m.output).peak_bytes <= peak_in);
+  CHECK(memory::estimate_peak_memory(m.output).peak_bytes <= peak_in);
   CHECK(m.cost_out == Approx(m.cost_in));  // the input, kept
-  const double rise = chunk::estimate_peak_memory(b.output).peak_bytes / peak_in - 1;
+  const double rise = memory::estimate_peak_memory(b.output).peak_bytes / peak_in - 1;
   const double gain = 1 - b.cost_out / b.cost_in;
   CHECK(rise > 0);
   CHECK(rise <= gain);
@@ -242,12 +242,12 @@ TEST_CASE("held by recomputation, BERT training writes no more small values than
   const auto small_values = [](const Graph& out) {
     size_t n = 0;
     for (const Node& node : out.nodes)
-      if (node.op != "placeholder" && node.result == Node::Result::Tensor && chunk::tensor_bytes(out, node.tensor) < 64.0 * 1024)
+      if (node.op != "placeholder" && node.result == Node::Result::Tensor && memory::tensor_bytes(out, node.tensor) < 64.0 * 1024)
         ++n;
     return n;
   };
-  REQUIRE(chunk::estimate_peak_memory(time.output).peak_bytes > chunk::estimate_peak_memory(g).peak_bytes + 1024.0 * 1024);
-  CHECK(chunk::estimate_peak_memory(held.output).peak_bytes <= chunk::estimate_peak_memory(g).peak_bytes);
+  REQUIRE(memory::estimate_peak_memory(time.output).peak_bytes > memory::estimate_peak_memory(g).peak_bytes + 1024.0 * 1024);
+  CHECK(memory::estimate_peak_memory(held.output).peak_bytes <= memory::estimate_peak_memory(g).peak_bytes);
   CHECK(held.output.nodes.size() > time.output.nodes.size());  // it did recompute
   CHECK(small_values(held.output) == small_values(time.output));
 }

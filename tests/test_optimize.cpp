@@ -14,7 +14,7 @@
 #include "ir/graph_stats.h"
 #include "ir/shape_check.h"
 #include "pipeline/optimize.h"
-#include "chunk/peak_memory.h"
+#include "memory/peak_memory.h"
 #include "test_util.h"
 
 using namespace sator;
@@ -96,8 +96,8 @@ TEST_CASE("optimize on every corpus graph", "[optimize][corpus]") {
       pipeline::OptimizeOptions decomposed = by_time;
       decomposed.training_attention = false;
       const pipeline::OptimizeResult u = pipeline::optimize(g, decomposed);
-      const double peak = chunk::estimate_peak_memory(r.output).peak_bytes;
-      const double peak_unfused = chunk::estimate_peak_memory(u.output).peak_bytes;
+      const double peak = memory::estimate_peak_memory(r.output).peak_bytes;
+      const double peak_unfused = memory::estimate_peak_memory(u.output).peak_bytes;
       CHECK(peak <= peak_unfused);
       // A masked block fused with its mask as a bias is the trade a user opts
       // into (--training-attention-bias): a lower peak for up to 1% of
@@ -128,8 +128,8 @@ TEST_CASE("the estimated peak never rises: every graph of corpus/ and corpus/zoo
       INFO(f.path().filename().string());
       const Graph g = load_graph(f.path().string());
       const pipeline::OptimizeResult r = pipeline::optimize(g, {});
-      const double in = chunk::estimate_peak_memory(g).peak_bytes;
-      const double out = chunk::estimate_peak_memory(r.output).peak_bytes;
+      const double in = memory::estimate_peak_memory(g).peak_bytes;
+      const double out = memory::estimate_peak_memory(r.output).peak_bytes;
       // The guard's slack: a MiB, below what the caching allocator resolves.
       CHECK(out <= in + 1024.0 * 1024.0);
       bool declined = false;
@@ -141,7 +141,7 @@ TEST_CASE("the estimated peak never rises: every graph of corpus/ and corpus/zoo
       // Where time alone would raise it, the guard held it.
       pipeline::OptimizeOptions by_time;
       by_time.hold_peak = false;
-      if (chunk::estimate_peak_memory(pipeline::optimize(g, by_time).output).peak_bytes > in + 1024.0 * 1024.0) ++held;
+      if (memory::estimate_peak_memory(pipeline::optimize(g, by_time).output).peak_bytes > in + 1024.0 * 1024.0) ++held;
       ++graphs;
     }
   }

@@ -13,7 +13,7 @@
 
 #include "chunk/apply.h"
 #include "chunk/plan.h"
-#include "extract/roofline.h"
+#include "cost/roofline.h"
 #include "ir/graph_io.h"
 #include "ir/output_target.h"
 #include "ir/shape_check.h"
@@ -113,7 +113,7 @@ TEST_CASE("chunking never makes a forward output depend on a tangent", "[target]
   // (docs/results/zoo.md). Optimized and chunked as InductorPass with
   // chunk="auto" does it.
   chunk::ChunkOptions co;
-  co.device = extract::find_device("h200");
+  co.device = cost::find_device("h200");
   size_t refused = 0, chunked = 0, graphs = 0;
   for (const std::string& path : graphs_in("zoo/graphs")) {
     if (path.find(".amp-eager.train.g0.json") == std::string::npos) continue;

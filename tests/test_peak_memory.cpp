@@ -2,14 +2,14 @@
 // last use (through views), outputs kept.
 #include <catch2/catch.hpp>
 
-#include "chunk/peak_memory.h"
+#include "memory/peak_memory.h"
 #include "ir/graph_builder.h"
 #include "ir/graph_io.h"
 #include "ir/shape_check.h"
 #include "test_util.h"
 
 using namespace sator;
-using chunk::estimate_peak_memory;
+using memory::estimate_peak_memory;
 
 namespace {
 Value ref(NodeId n) { return GraphBuilder::ref(n); }

@@ -8,8 +8,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "chunk/peak_memory.h"
-#include "chunk/reduction_staging.h"
+#include "memory/peak_memory.h"
+#include "memory/reduction_staging.h"
 #include "ir/graph_builder.h"
 
 using namespace sator;
@@ -21,7 +21,7 @@ TEST_CASE("reduction staging: the model gives what the H100 measured, case by ca
   REQUIRE(data["cases"].size() >= 40);
   int staged = 0;
   for (const auto& c : data["cases"]) {
-    chunk::CudaReduction r;
+    memory::CudaReduction r;
     r.shape = c["shape"].get<std::vector<int64_t>>();
     r.stride = c["strides"].get<std::vector<int64_t>>();
     r.reduced.assign(r.shape.size(), false);
@@ -29,7 +29,7 @@ TEST_CASE("reduction staging: the model gives what the H100 measured, case by ca
       r.reduced[static_cast<size_t>(d < 0 ? d + static_cast<int64_t>(r.shape.size()) : d)] = true;
     r.element_bytes = c["dtype"] == "float32" ? 4 : 2;
     r.accumulator_bytes = c["op"] == "var_mean" ? 16 : 4;
-    const double model = chunk::cuda_reduction_staging_bytes(r, data["sms"], data["max_threads_per_sm"]);
+    const double model = memory::cuda_reduction_staging_bytes(r, data["sms"], data["max_threads_per_sm"]);
     const double measured = c["transient_bytes"].get<double>();
     INFO(c.dump());
     CHECK(std::abs(model - measured) <= 4096);
@@ -47,8 +47,8 @@ TEST_CASE("reduction staging enters the peak estimate while the reduction runs",
     const NodeId s = b.op("aten.sum.dim_IntList", {GraphBuilder::ref(x), GraphBuilder::ints({dim}), Value::of_bool(true)});
     const Graph g = b.finish({s});
     const double result = dim == 0 ? 1024 * 4 : 8192 * 4;
-    const double staging = chunk::reduction_staging_bytes(g, g.nodes[s]);
-    const auto m = chunk::estimate_peak_memory(g);
+    const double staging = memory::reduction_staging_bytes(g, g.nodes[s]);
+    const auto m = memory::estimate_peak_memory(g);
     INFO("dim " << dim);
     if (dim == 0) CHECK(staging == Approx(64.0 * (1 << 20)).epsilon(0.001));
     else CHECK(staging == 0);

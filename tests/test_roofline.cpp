@@ -1,14 +1,14 @@
 // The roofline model: what each kind of op costs and why.
 #include <catch2/catch.hpp>
 
-#include "extract/graph_cost.h"
-#include "extract/attention_table.h"
-#include "extract/roofline.h"
+#include "cost/graph_cost.h"
+#include "cost/attention_table.h"
+#include "cost/roofline.h"
 #include "ir/shape_check.h"
 #include "test_util.h"
 
 using namespace sator;
-using namespace sator::extract;
+using namespace sator::cost;
 
 TEST_CASE("roofline: matmuls by flops, pointwise by bytes, views free, attention without scores", "[cost]") {
   const Device& d = *find_device("h200");

@@ -3,11 +3,12 @@
 // (schedule/saved_copies.h): GPT-NeoX's v out of its fused q/k/v projection.
 #include <catch2/catch.hpp>
 
-#include "chunk/peak_memory.h"
+#include "memory/peak_memory.h"
 #include "ir/graph_builder.h"
 #include "ir/graph_io.h"
 #include "ir/shape_check.h"
 #include "pipeline/optimize.h"
+#include "memory/saved_memory.h"
 #include "schedule/saved_copies.h"
 
 using namespace sator;
@@ -55,18 +56,18 @@ std::vector<int64_t> identity(size_t n) {
 
 TEST_CASE("saved memory: the storages the backward reads, and what smaller views of them keep", "[memory][saved]") {
   const Joint j = joint(false);
-  const schedule::SavedMemory m = schedule::saved_memory(j.g);
+  const memory::SavedMemory m = memory::saved_memory(j.g);
   CHECK(m.bytes == Approx(384));
   CHECK(m.pinned_by_views == Approx(256));  // the base, less the slice read
 
   // No tangent: not a joint graph, nothing is saved.
   Graph inference = j.g;
   for (Node& n : inference.nodes) n.role = Role::Primal;
-  CHECK(schedule::saved_memory(inference).bytes == 0);
-  CHECK(schedule::saved_memory(inference).pinned_by_views == 0);
+  CHECK(memory::saved_memory(inference).bytes == 0);
+  CHECK(memory::saved_memory(inference).pinned_by_views == 0);
 
   // The backward reading the base itself: saved whole, pinned by nothing.
-  const schedule::SavedMemory whole = schedule::saved_memory(joint(true).g);
+  const memory::SavedMemory whole = memory::saved_memory(joint(true).g);
   CHECK(whole.pinned_by_views == 0);
   CHECK(whole.bytes == Approx(384));
 }
@@ -87,7 +88,7 @@ TEST_CASE("saved copies: a view the backward reads is copied in the forward and 
   for (const Node& n : j.g.nodes)
     if (n.op == "aten.relu.default" || (n.op == "aten.mul.Tensor" && n.args[0].node != n.args[1].node))
       CHECK(n.args.back().node == copy);
-  const schedule::SavedMemory m = schedule::saved_memory(j.g);
+  const memory::SavedMemory m = memory::saved_memory(j.g);
   CHECK(m.pinned_by_views == 0);
   CHECK(m.bytes == Approx(128));  // the copy alone
   // Nothing more to copy the second time.
@@ -104,7 +105,7 @@ TEST_CASE("saved copies: none where a copy frees nothing", "[memory][saved]") {
     Joint j = joint(false, true);
     std::vector<int64_t> position = identity(j.g.nodes.size());
     CHECK(schedule::copy_pinning_saved(j.g, position).empty());
-    CHECK(schedule::saved_memory(j.g).pinned_by_views == 0);
+    CHECK(memory::saved_memory(j.g).pinned_by_views == 0);
   }
 }
 
@@ -117,13 +118,13 @@ TEST_CASE("saved copies: GPT-NeoX's v is saved as a copy, not as a view of the q
   pipeline::OptimizeOptions o;
   o.target = "inductor-joint";
   const pipeline::OptimizeResult r = pipeline::optimize(g, o);
-  REQUIRE(schedule::saved_memory(g).pinned_by_views == 0);
-  CHECK(schedule::saved_memory(r.output).pinned_by_views == 0);
-  CHECK(schedule::saved_memory(r.output).bytes <= schedule::saved_memory(g).bytes);
+  REQUIRE(memory::saved_memory(g).pinned_by_views == 0);
+  CHECK(memory::saved_memory(r.output).pinned_by_views == 0);
+  CHECK(memory::saved_memory(r.output).bytes <= memory::saved_memory(g).bytes);
   size_t copies = 0;
   for (const Node& n : r.output.nodes) copies += n.name.rfind("sator_saved_copy_", 0) == 0;
   CHECK(copies == 4);  // one v per layer
   // Without the guard (--objective time) the views stay.
   o.hold_peak = false;
-  CHECK(schedule::saved_memory(pipeline::optimize(g, o).output).pinned_by_views > 100.0 * 1024 * 1024);
+  CHECK(memory::saved_memory(pipeline::optimize(g, o).output).pinned_by_views > 100.0 * 1024 * 1024);
 }

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "chunk/plan.h"
-#include "extract/roofline.h"
+#include "cost/roofline.h"
 #include "ir/graph_io.h"
 #include "ir/shape_check.h"
 #include "pipeline/optimize.h"
@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     o.target = (size & 1) ? "inductor-joint" : "any";
     sator::pipeline::OptimizeResult r = sator::pipeline::optimize(g, o);
     sator::chunk::ChunkOptions c;
-    c.device = sator::extract::find_device("h200");
+    c.device = sator::cost::find_device("h200");
     c.min_result_bytes = 1;  // the fuzzer's graphs are small: let the planner work on them
     c.chunks = 2;
     (void)sator::chunk::plan_chunking(r.output, c);

@@ -17,7 +17,7 @@
 
 #include "ir/graph.h"
 
-namespace sator::chunk {
+namespace sator::memory {
 
 struct CudaReduction {
   std::vector<int64_t> shape, stride;  // the input's, in elements
@@ -34,4 +34,4 @@ double cuda_reduction_staging_bytes(const CudaReduction& r, int sms = 132, int m
 // for a reduction op (OpFact::CudaReduction) whose sizes are known at the hints.
 double reduction_staging_bytes(const Graph& g, const Node& n);
 
-}  // namespace sator::chunk
+}  // namespace sator::memory

@@ -7,9 +7,9 @@
 // entries are for 0-d results, where they dispatch much faster.
 #include <string_view>
 
-#include "extract/roofline.h"
+#include "cost/roofline.h"
 
-namespace sator::extract {
+namespace sator::cost {
 
 namespace {
 struct HostEntry {
@@ -77,4 +77,4 @@ double h200_eager_host_s(std::string_view op) {
   return -1.0;
 }
 
-}  // namespace sator::extract
+}  // namespace sator::cost

@@ -1,11 +1,11 @@
-#include "extract/graph_cost.h"
+#include "cost/graph_cost.h"
 
 #include <algorithm>
 #include <map>
 
 #include "ir/chunked_node.h"
 
-namespace sator::extract {
+namespace sator::cost {
 
 Operand operand_of(const Graph& g, const TensorType& t) {
   Operand o;
@@ -118,4 +118,4 @@ double total_eager_seconds(const std::vector<NodeCost>& costs, const Device& d) 
   return std::max(host, gpu);
 }
 
-}  // namespace sator::extract
+}  // namespace sator::cost

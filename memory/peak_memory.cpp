@@ -1,6 +1,6 @@
-#include "chunk/peak_memory.h"
+#include "memory/peak_memory.h"
 
-#include "chunk/reduction_staging.h"
+#include "memory/reduction_staging.h"
 
 #include <algorithm>
 #include <string_view>
@@ -8,7 +8,7 @@
 #include "ir/chunked_node.h"
 #include "ir/op_table.h"
 
-namespace sator::chunk {
+namespace sator::memory {
 
 namespace {
 
@@ -206,4 +206,4 @@ PeakMemory estimate_peak_memory(const Graph& g) {
   return r;
 }
 
-}  // namespace sator::chunk
+}  // namespace sator::memory

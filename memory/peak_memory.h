@@ -10,7 +10,7 @@
 
 #include "ir/graph.h"
 
-namespace sator::chunk {
+namespace sator::memory {
 
 struct LiveTensor {
   NodeId node;   // the node whose result owns the storage
@@ -54,4 +54,4 @@ double peak_bytes_in_order(const Graph& g, const Storages& st, const std::vector
 // node's inputs, no new memory). At the peak it is listed under the node.
 double chunked_transient_bytes(const Graph& g, const Node& n);
 
-}  // namespace sator::chunk
+}  // namespace sator::memory

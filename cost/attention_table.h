@@ -17,7 +17,7 @@
 
 #include "ir/dtype.h"
 
-namespace sator::extract {
+namespace sator::cost {
 
 struct AttentionPoint {
   const char* dtype;  // "bf16", "fp16", "fp32"
@@ -63,4 +63,4 @@ std::optional<double> attention_seconds(const AttentionTable& table, const Atten
 
 extern const AttentionTable kAttentionTable_h100;
 
-}  // namespace sator::extract
+}  // namespace sator::cost

@@ -17,7 +17,7 @@
 #include "ir/dtype.h"
 #include "ir/value.h"
 
-namespace sator::extract {
+namespace sator::cost {
 
 struct Device {
   std::string name;
@@ -89,7 +89,7 @@ struct OpFlags {
 // The cost of one op given its tensor operands (inputs in argument order,
 // outputs in result order; non-tensor arguments left out). Attention
 // kernels are priced from the device's measured table
-// (extract/attention_table.h) where it has their point.
+// (cost/attention_table.h) where it has their point.
 OpCost roofline_cost(const Device& d, std::string_view op, const std::vector<Operand>& inputs,
                      const std::vector<Operand>& outputs, OpFlags flags = {});
 
@@ -98,4 +98,4 @@ OpCost roofline_cost(const Device& d, std::string_view op, const std::vector<Ope
 OpFlags op_flags(std::string_view op, const std::vector<Value>& args,
                  const std::vector<std::pair<std::string, Value>>& kwargs);
 
-}  // namespace sator::extract
+}  // namespace sator::cost

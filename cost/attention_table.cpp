@@ -1,10 +1,10 @@
-#include "extract/attention_table.h"
+#include "cost/attention_table.h"
 
 #include <cmath>
 #include <limits>
 #include <string>
 
-namespace sator::extract {
+namespace sator::cost {
 
 const char* attention_kernel_name(AttentionKernel k) {
   switch (k) {
@@ -107,4 +107,4 @@ std::optional<double> attention_seconds(const AttentionTable& table, const Atten
   return scaled(std::max(*fb - *f, *f), *both);
 }
 
-}  // namespace sator::extract
+}  // namespace sator::cost

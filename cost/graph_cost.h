@@ -4,10 +4,10 @@
 
 #include <vector>
 
-#include "extract/roofline.h"
+#include "cost/roofline.h"
 #include "ir/graph.h"
 
-namespace sator::extract {
+namespace sator::cost {
 
 struct NodeCost {
   NodeId node;
@@ -23,4 +23,4 @@ double total_eager_seconds(const std::vector<NodeCost>& costs, const Device& d);
 // Concrete operands of a type at the symbols' hints.
 Operand operand_of(const Graph& g, const TensorType& t);
 
-}  // namespace sator::extract
+}  // namespace sator::cost

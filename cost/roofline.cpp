@@ -1,13 +1,13 @@
-#include "extract/roofline.h"
+#include "cost/roofline.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 
-#include "extract/attention_table.h"
+#include "cost/attention_table.h"
 #include "ir/op_table.h"
 
-namespace sator::extract {
+namespace sator::cost {
 
 const Device* find_device(std::string_view name) {
   // H200 SXM, as measured on the project's H200 with PyTorch 2.11
@@ -302,4 +302,4 @@ OpCost roofline_cost(const Device& d, std::string_view op, const std::vector<Ope
   return c;
 }
 
-}  // namespace sator::extract
+}  // namespace sator::cost

@@ -1,11 +1,11 @@
-#include "chunk/reduction_staging.h"
+#include "memory/reduction_staging.h"
 
 #include <algorithm>
 #include <numeric>
 
 #include "ir/op_table.h"
 
-namespace sator::chunk {
+namespace sator::memory {
 
 namespace {
 
@@ -156,4 +156,4 @@ double reduction_staging_bytes(const Graph& g, const Node& n) {
   return cuda_reduction_staging_bytes(r);
 }
 
-}  // namespace sator::chunk
+}  // namespace sator::memory
