@@ -76,6 +76,9 @@ StorageUse storage_use(const Graph& g) {
 ScheduleContext schedule_context(const Graph& g, std::vector<double> key) {
   ScheduleContext c;
   c.deps = dependences_of(g, key);
+  c.users.resize(g.nodes.size());
+  for (NodeId i = 0; i < g.nodes.size(); ++i)
+    for (NodeId d : c.deps[i]) c.users[d].push_back(i);
   c.key = std::move(key);
   c.use = storage_use(g);
   return c;

@@ -40,7 +40,8 @@ StorageUse storage_use(const Graph& g);
 // and the storages.
 struct ScheduleContext {
   std::vector<double> key;
-  std::vector<std::vector<NodeId>> deps;  // dependences_of(g, key)
+  std::vector<std::vector<NodeId>> deps;   // dependences_of(g, key)
+  std::vector<std::vector<NodeId>> users;  // by node: the nodes that depend on it (deps inverted)
   StorageUse use;
 };
 ScheduleContext schedule_context(const Graph& g, std::vector<double> key);
@@ -53,13 +54,9 @@ ScheduleContext schedule_context(const Graph& g, std::vector<double> key);
 template <class Ready, class Next, class Ran>
 Order list_schedule(const Graph& g, const ScheduleContext& c, Ready ready, Next next, Ran ran) {
   const size_t n = g.nodes.size();
-  const std::vector<std::vector<NodeId>>& ops = c.deps;
-  std::vector<std::vector<NodeId>> users(n);
+  const std::vector<std::vector<NodeId>>& users = c.users;
   std::vector<size_t> waiting(n, 0);
-  for (NodeId i = 0; i < n; ++i) {
-    waiting[i] = ops[i].size();
-    for (NodeId o : ops[i]) users[o].push_back(i);
-  }
+  for (NodeId i = 0; i < n; ++i) waiting[i] = c.deps[i].size();
   Order order;
   order.reserve(n);
   NodeId output = static_cast<NodeId>(n);
