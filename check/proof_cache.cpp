@@ -142,7 +142,7 @@ void require_proved(const std::vector<rulelang::RuleFile>& files, std::ostream* 
       std::string why = r.failures.empty() ? r.shape : r.failures[0].substr(0, r.failures[0].find('\n'));
       throw rulelang::RuleError(specs[i]->at, "rule '" + cases[i].name + "' does not pass check-rules (" + why +
                                                   "); `sator check-rules --rules " + paths[i] +
-                                                  "` prints the counterexample, --unchecked runs it anyway");
+                                                  "` says why (the counterexample, where there is one), --unchecked runs it anyway");
     }
     remember(dir, key, text);
   }

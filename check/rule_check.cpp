@@ -209,9 +209,15 @@ RuleReport check_rule(const RuleCase& c, const RuleFactory& rules, const CheckOp
         fail("index proof (concrete sizes): Z3 gave no answer (" + ip.detail + ")", inst.lhs);
     }
   }
-  if (r.trials < o.trials && r.failures.empty())
+  // Too few instances to judge: not a counterexample (there is none to
+  // show), a rule whose conditions the draws did not meet.
+  if (r.trials == 0 && r.failures.empty())
+    r.failures.push_back("never fired: its conditions were unmet in " + std::to_string(r.attempts) +
+                         " draws (no instance to compare, so no counterexample either)");
+  else if (r.trials < o.trials && r.failures.empty())
     r.failures.push_back("only " + std::to_string(r.trials) + " of " + std::to_string(o.trials) +
-                         " instances rewritten in " + std::to_string(r.attempts) + " attempts");
+                         " instances rewritten in " + std::to_string(r.attempts) +
+                         " draws (its conditions unmet in the rest)");
 
   if (!c.index_map) {
     r.index = "n/a";

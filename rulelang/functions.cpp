@@ -115,6 +115,16 @@ Truth value_equality(TensorEGraph& t, const Value& a, const Value& b) {
     }
     return all;
   }
+  // A number against an int compares as numbers: `(= ?c 1)` holds where the
+  // matched Python number is 1.0 (the value's kind says how it was written,
+  // not what it is).
+  const bool na = a.kind == Value::Kind::Float || a.kind == Value::Kind::Int;
+  const bool nb = b.kind == Value::Kind::Float || b.kind == Value::Kind::Int;
+  if (na && nb && a.kind != b.kind) {
+    const double x = a.kind == Value::Kind::Float ? a.f : static_cast<double>(a.i);
+    const double y = b.kind == Value::Kind::Float ? b.f : static_cast<double>(b.i);
+    return x == y ? Truth::True : Truth::False;
+  }
   return a == b ? Truth::True : Truth::False;
 }
 

@@ -438,6 +438,14 @@ class Compiler {
         x.args.push_back(expr(e.items[i + 1], false));
         need(x.args.back(), f->params[f->variadic ? 0 : i], e.items[i + 1].at, "this argument");
       }
+      // `=` and `!=` take any two values, but of one kind: a tensor against
+      // a number is never equal, and such a condition only showed as a rule
+      // that never fired (issue 42).
+      if ((x.special == S::Equal || x.special == S::NotEqual) && n == 2 &&
+          !assignable(x.args[0].type, x.args[1].type) && !assignable(x.args[1].type, x.args[0].type))
+        throw RuleError(e.at, "'" + head.text + "' compares a value of type " + type_name(x.args[0].type) +
+                                  " with one of type " + type_name(x.args[1].type) +
+                                  ": values of different kinds are never equal");
       x.type = f->result;
       // List functions keep their list's kind: entries of an int list are
       // ints (a permutation stays one for `permute`).
