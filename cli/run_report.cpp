@@ -1,5 +1,6 @@
 #include "cli/run_report.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <CLI/CLI.hpp>
@@ -26,6 +27,18 @@ void check_model_options(const std::string& path, const std::string& cost, const
   if (!cost::find_device(device)) throw GraphError(path, "", "unknown --device " + device + " (known: h200)");
   if (!extractor.empty() && extractor != "tree" && extractor != "dag" && extractor != "ilp")
     throw GraphError(path, "", "unknown --extractor " + extractor + " (tree, dag or ilp)");
+}
+
+// The rules that matched, most applications first.
+std::vector<const std::pair<std::string, eg::RuleRun>*> fired_rules(const pipeline::OptimizeResult& r) {
+  std::vector<const std::pair<std::string, eg::RuleRun>*> out;
+  for (const auto& run : r.rule_runs)
+    if (run.second.matches > 0) out.push_back(&run);
+  std::stable_sort(out.begin(), out.end(), [](const auto* a, const auto* b) {
+    return a->second.applied != b->second.applied ? a->second.applied > b->second.applied
+                                                  : a->second.matches > b->second.matches;
+  });
+  return out;
 }
 
 nlohmann::ordered_json run_report(const Graph& input, const pipeline::OptimizeResult& r, const RunContext& c) {
@@ -92,6 +105,11 @@ nlohmann::ordered_json run_report(const Graph& input, const pipeline::OptimizeRe
       iters.push_back({{"nodes", it.nodes}, {"classes", it.classes}, {"matches", it.matches}, {"applied", it.applied},
                        {"search_ms", it.search_s * 1e3}, {"apply_ms", it.apply_s * 1e3}, {"rebuild_ms", it.rebuild_s * 1e3}});
     j["iterations"] = std::move(iters);
+    nlohmann::ordered_json rules = nlohmann::ordered_json::array();
+    for (const auto* run : fired_rules(r))
+      rules.push_back({{"rule", run->first}, {"matches", run->second.matches}, {"applied", run->second.applied},
+                       {"search_ms", run->second.search_s * 1e3}, {"apply_ms", run->second.apply_s * 1e3}});
+    j["rules"] = std::move(rules);
   }
   return j;
 }
@@ -117,6 +135,17 @@ void print_run(const Graph& input, const pipeline::OptimizeResult& r, const RunC
                 static_cast<unsigned long long>(r.z3_queries), static_cast<unsigned long long>(r.z3_calls));
     std::printf("time: load %.1f ms, saturate %.1f ms, extract %.1f ms, write %.1f ms, total %.1f ms\n", c.load_ms,
                 r.saturate_ms, r.extract_ms, c.write_ms, c.total_ms);
+    // The rules that matched, most applications first (the report's
+    // "rules" has each one's matches, applications and time).
+    const auto fired = fired_rules(r);
+    if (!fired.empty()) {
+      std::string top;
+      for (size_t k = 0; k < fired.size() && k < 6; ++k)
+        top += (k ? ", " : "") + fired[k]->first + " " + std::to_string(fired[k]->second.applied) + "/" +
+               std::to_string(fired[k]->second.matches);
+      std::printf("rules: %zu of %zu matched (applied/matches): %s%s\n", fired.size(), r.rule_runs.size(), top.c_str(),
+                  fired.size() > 6 ? ", ..." : "");
+    }
     if (!r.limited.empty()) {
       std::string phases;
       for (const std::string& p : r.limited) phases += (phases.empty() ? "" : ", ") + p;

@@ -61,15 +61,22 @@ Iteration Runner::run_one(EGraph& g, const std::vector<Rewrite>& rules) {
   for (Matches& m : matches) m.clear();
   const auto ts = std::chrono::steady_clock::now();
   for (size_t r = 0; r < rules.size() && result == StopReason::None; ++r) {
+    const auto t = std::chrono::steady_clock::now();
     scheduler_->search(i, g, rules[r], r, matches[r]);
     it.matches += matches[r].size();
+    rule_runs_[r].matches += matches[r].size();
+    rule_runs_[r].search_s += since(t);
     result = check_limits(g);
   }
   it.search_s = since(ts);
   const auto ta = std::chrono::steady_clock::now();
   for (size_t r = 0; r < rules.size() && result == StopReason::None; ++r) {
     if (matches[r].empty()) continue;
-    it.applied += rules[r].apply(g, matches[r], deadline());
+    const auto t = std::chrono::steady_clock::now();
+    const size_t applied = rules[r].apply(g, matches[r], deadline());
+    it.applied += applied;
+    rule_runs_[r].applied += applied;
+    rule_runs_[r].apply_s += since(t);
     result = check_limits(g);
   }
   it.apply_s = since(ta);
@@ -88,6 +95,7 @@ StopReason Runner::run(EGraph& g, const std::vector<Rewrite>& rules) {
   start_ = std::chrono::steady_clock::now();
   stop_ = StopReason::None;
   stop_message_.clear();
+  rule_runs_.assign(rules.size(), RuleRun{});
   g.rebuild();
   for (;;) {
     iterations_.push_back(run_one(g, rules));

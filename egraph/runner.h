@@ -28,6 +28,14 @@ struct Iteration {
   StopReason stop = StopReason::None;
 };
 
+// One rule over a whole run (egg's Runner report has these): its matches,
+// the matches that changed the e-graph, and the time it took.
+struct RuleRun {
+  size_t matches = 0;
+  size_t applied = 0;
+  double search_s = 0, apply_s = 0;
+};
+
 class Runner {
  public:
   // Returns a message to stop the run with, or nothing to go on.
@@ -44,6 +52,8 @@ class Runner {
   StopReason run(EGraph& g, const std::vector<Rewrite>& rules);
 
   const std::vector<Iteration>& iterations() const { return iterations_; }
+  // By rule, in the order run() was given them.
+  const std::vector<RuleRun>& rule_runs() const { return rule_runs_; }
   StopReason stop_reason() const { return stop_; }
   const std::string& stop_message() const { return stop_message_; }
   std::string report(const EGraph& g) const;
@@ -58,6 +68,7 @@ class Runner {
   std::unique_ptr<Scheduler> scheduler_;
   std::vector<Hook> hooks_;
   std::vector<Iteration> iterations_;
+  std::vector<RuleRun> rule_runs_;
   std::vector<Matches> matches_;  // one buffer per rule, reused across iterations
   StopReason stop_ = StopReason::None;
   std::string stop_message_;

@@ -121,6 +121,8 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
   r.stop = runner.run(t.egraph, rules);
   if (r.stop == eg::StopReason::TimeLimit) r.limited.push_back("saturation");
   r.per_iteration = runner.iterations();
+  for (size_t i = 0; i < rules.size() && i < runner.rule_runs().size(); ++i)
+    r.rule_runs.emplace_back(rules[i].name(), runner.rule_runs()[i]);
   r.iterations = runner.iterations().size();
   r.egraph_nodes = t.egraph.total_class_nodes();
   r.egraph_classes = t.egraph.num_classes();

@@ -87,6 +87,7 @@ struct OptimizeResult {
   uint64_t z3_queries = 0, z3_cache_hits = 0, z3_calls = 0;
   double saturate_ms = 0, extract_ms = 0, write_ms = 0;
   std::vector<eg::Iteration> per_iteration;
+  std::vector<std::pair<std::string, eg::RuleRun>> rule_runs;  // by rule, in the order they ran
   // With OptimizeOptions::explain: each node of the output a rule made, as
   // (node name, rule), in the output's order.
   std::vector<std::pair<std::string, std::string>> made_by;

@@ -217,3 +217,24 @@ TEST_CASE("saturation needs as many iterations for 3,000 copies of a graph as fo
   CHECK(many.iterations == one.iterations);
   CHECK(many.layout_ops_out == 3000 * one.layout_ops_out);
 }
+
+TEST_CASE("per-rule counts: each rule's matches and applications add up to the iterations'", "[optimize][runner]") {
+  // egg's Runner report has them; a rule author reads which rules fired
+  // (the report's "rules", the summary's "rules:" line).
+  const Graph g = load_graph(test::corpus_path("graphs/llama.train.g0.json"));
+  const pipeline::OptimizeResult r = pipeline::optimize(g, {});
+  size_t matches = 0, applied = 0, rule_matches = 0, rule_applied = 0;
+  for (const eg::Iteration& it : r.per_iteration) matches += it.matches, applied += it.applied;
+  bool view_of_view = false;
+  for (const auto& [name, run] : r.rule_runs) {
+    rule_matches += run.matches;
+    rule_applied += run.applied;
+    CHECK(run.applied <= run.matches);
+    CHECK(run.search_s >= 0);
+    view_of_view = view_of_view || (name == "view-of-view" && run.applied > 0);
+  }
+  CHECK(rule_matches == matches);
+  CHECK(rule_applied == applied);
+  CHECK(applied > 0);
+  CHECK(view_of_view);  // llama's training graph stacks views
+}
