@@ -64,6 +64,7 @@ void run_chunk(const ChunkCliOptions& o) {
     fail_if_unverified(o.path, *verified);
   }
   if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
+  if (verified) exit_if_not_verified(*verified);
 }
 
 }  // namespace

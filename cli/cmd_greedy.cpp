@@ -80,6 +80,7 @@ void run_greedy(const GreedyCliOptions& o) {
     fail_if_unverified(o.path, *verified);
   }
   if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
+  if (verified) exit_if_not_verified(*verified);
 }
 
 }  // namespace

@@ -176,6 +176,9 @@ void run_optimize(const OptimizeCliOptions& given) {
   }
   if (!done.declined.empty()) std::printf("declined: %s; the input is written unchanged\n", done.declined.c_str());
   if (written) std::printf("wrote %s\n", o.out.c_str());
+  // Asked to verify and could not: the output stands, but a script (a CI
+  // job) must not read the run as verified (issue 42).
+  if (verified) exit_if_not_verified(*verified);
 }
 
 }  // namespace

@@ -168,7 +168,7 @@ void print_verify(const interp::VerifyResult& v) {
   std::string symbols;
   for (const auto& [name, value] : v.symbols) symbols += (symbols.empty() ? "" : ", ") + name + "=" + std::to_string(value);
   if (v.status == interp::VerifyResult::Status::Skipped)
-    std::printf("verify: skipped: %s\n", v.detail.c_str());
+    std::printf("verify: SKIPPED, not verified (exit status %d): %s\n", kExitNotVerified, v.detail.c_str());
   else
     std::printf("verify: %s, max relative error %.2e (float64 reference%s%s%s), %.1f s\n",
                 interp::verify_status_name(v.status), v.max_error, symbols.empty() ? "" : " at ", symbols.c_str(),
@@ -179,6 +179,10 @@ void fail_if_unverified(const std::string& path, const interp::VerifyResult& v) 
   if (v.status != interp::VerifyResult::Status::Failed) return;
   std::fprintf(stderr, "sator: verify failed for %s: %s (no output written)\n", path.c_str(), v.detail.c_str());
   throw CLI::RuntimeError(1);
+}
+
+void exit_if_not_verified(const interp::VerifyResult& v) {
+  if (v.status == interp::VerifyResult::Status::Skipped) throw CLI::RuntimeError(kExitNotVerified);
 }
 
 }  // namespace sator::cli

@@ -34,7 +34,15 @@ void print_run(const Graph& input, const pipeline::OptimizeResult& r, const RunC
 
 // --verify's line (stdout), and its failure: said on stderr, then
 // CLI::RuntimeError(1) (exit status 1: a finding about the optimizer).
+// The exit status of `optimize --verify` where the verification was skipped
+// (a graph too large for the float64 reference, an op it cannot run, fused
+// dropout): the output is written, the run is not verified.
+constexpr int kExitNotVerified = 3;
+
 void print_verify(const interp::VerifyResult& v);
 void fail_if_unverified(const std::string& path, const interp::VerifyResult& v);
+// Exits kExitNotVerified where the verification was skipped (after the
+// output and the report are written).
+void exit_if_not_verified(const interp::VerifyResult& v);
 
 }  // namespace sator::cli
