@@ -71,6 +71,11 @@ struct RuleCase {
   // keeps it. A left side that sums to zero in exact arithmetic computes
   // float64 rounding (~1e-15 of its terms) that the right side does not.
   double tolerance = 0;
+  // Why the two sides may differ at the graph's own dtypes by more than a
+  // rounding (kMaxUlpUnexplained): a fused kernel computing in float32 what
+  // the decomposed block rounds to 16 bits at every step, a sum reassociated.
+  // Empty: the rule must be exact or within that.
+  std::string approx{};
   // Draws per check, times this: instances drawn blindly from a rule's own
   // pattern (check/cases_generated.h) meet its conditions less often than a
   // hand-written generator's.

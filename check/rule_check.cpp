@@ -1,6 +1,8 @@
 #include "check/rule_check.h"
 
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <sstream>
 
 #include "check/index_proof.h"
@@ -110,11 +112,22 @@ std::string describe(const Graph& g) {
   return s.str();
 }
 
+std::string RuleReport::at_dtypes() const {
+  if (trials == 0) return "-";
+  if (max_ulp == 0) return "exact";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%s%.0f ulp", max_ulp > kMaxUlpUnexplained && !approx.empty() ? "approx " : "",
+                std::ceil(max_ulp));
+  return buf;
+}
+
 RuleReport check_rule(const RuleCase& c, const RuleFactory& rules, const CheckOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   RuleReport r;
   r.name = c.name;
+  r.approx = c.approx;
   std::mt19937_64 rng(o.seed ^ std::hash<std::string>()(c.name));
+  std::string ulp_witness, ulp_instance;  // the trial with the largest difference at the dtypes
   auto fail = [&](const std::string& what, const Graph& lhs) {
     if (r.failures.size() < 3) r.failures.push_back(what + "\n  instance:\n" + describe(lhs));
   };
@@ -187,6 +200,18 @@ RuleReport check_rule(const RuleCase& c, const RuleFactory& rules, const CheckOp
       const interp::GraphComparison cmp = interp::compare_graphs(inst.lhs, a.rhs, {}, r.attempts, eval);
       ++r.trials;
       r.max_error = std::max(r.max_error, cmp.max_error);
+      interp::EvalOptions rounded = eval;
+      rounded.precision = interp::EvalOptions::Precision::Dtype;
+      const interp::GraphComparison at_dtypes = interp::compare_graphs(inst.lhs, a.rhs, {}, r.attempts, rounded);
+      if (at_dtypes.max_ulp > r.max_ulp) {
+        r.max_ulp = at_dtypes.max_ulp;
+        std::ostringstream w;
+        if (!at_dtypes.witness_index.empty())
+          w << "at " << at_dtypes.witness_index << " the left side gives " << at_dtypes.witness_first
+            << ", the right side " << at_dtypes.witness_second;
+        ulp_witness = w.str();
+        ulp_instance = describe(inst.lhs) + "  right-hand side:\n" + describe(a.rhs);
+      }
       if (!(cmp.max_error <= (c.tolerance > 0 ? c.tolerance : o.tolerance))) {
         std::ostringstream s;
         s << "values differ: relative error " << cmp.max_error << " (output " << cmp.worst_output;
@@ -208,6 +233,18 @@ RuleReport check_rule(const RuleCase& c, const RuleFactory& rules, const CheckOp
       else if (ip.status == IndexProof::Status::Unknown)
         fail("index proof (concrete sizes): Z3 gave no answer (" + ip.detail + ")", inst.lhs);
     }
+  }
+  // At the graph's own dtypes (each op rounded to its dtype): a rule may
+  // change a result by a rounding (one rounding in place of two), not more,
+  // unless it says why (`approx`). A cast to a narrower dtype dropped passes
+  // every float64 trial and fails here (issue 42).
+  if (r.failures.empty() && r.max_ulp > kMaxUlpUnexplained && c.approx.empty()) {
+    std::ostringstream s;
+    s << "differs at the graph's own dtypes by " << r.max_ulp << " units in the last place (more than the "
+      << kMaxUlpUnexplained << " a rounding accounts for): the float64 trials pass, the dtypes' roundings do not"
+      << (ulp_witness.empty() ? std::string() : "; " + ulp_witness)
+      << " (a rule that accepts this says why: approx \"...\")";
+    r.failures.push_back(s.str() + "\n  instance:\n" + ulp_instance);
   }
   // Too few instances to judge: not a counterexample (there is none to
   // show), a rule whose conditions the draws did not meet.

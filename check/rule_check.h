@@ -18,6 +18,12 @@ struct CheckOptions {
   double tolerance = 1e-9;
 };
 
+// The most two sides of a rule may differ by at the graph's own dtypes, in
+// units in the last place of the output's dtype, without saying why
+// (RuleCase::approx): one rounding in place of two is 1; a softmax
+// recomposed 3 (measured on the shipped rules).
+constexpr double kMaxUlpUnexplained = 4;
+
 struct RuleReport {
   std::string name;
   // Shape proof: symbolic instances per rank, how many the rule rewrote and
@@ -30,6 +36,13 @@ struct RuleReport {
   size_t trials = 0;     // differential instances compared
   size_t attempts = 0;   // instances drawn (the rule need not fire on all)
   double max_error = 0;  // worst relative error over the trials
+  // The same trials at the instances' own dtypes (each op's result rounded
+  // to its dtype): the worst difference in units in the last place of the
+  // output's dtype; 0: bit-identical on every trial (the rule is exact).
+  double max_ulp = 0;
+  std::string approx;  // RuleCase::approx: why a larger difference is accepted
+  // "exact", "1 ulp" (within a rounding) or "approx 313 ulp".
+  std::string at_dtypes() const;
   double seconds = 0;
   std::vector<std::string> failures;
   bool ok() const { return shape_ok && index_ok && failures.empty(); }

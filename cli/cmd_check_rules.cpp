@@ -129,17 +129,19 @@ int run(const Options& o) {
     for (const auto& r : reports)
       j["rules"].push_back({{"rule", r.name}, {"ok", r.ok()}, {"shape_proof", r.shape}, {"index_proof", r.index},
                             {"trials", r.trials}, {"attempts", r.attempts}, {"max_rel_error", r.max_error},
+                            {"max_ulp_at_dtypes", r.max_ulp}, {"at_dtypes", r.at_dtypes()},
+                            {"approx", r.approx.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.approx)},
                             {"seconds", r.seconds}, {"failures", r.failures}});
     std::cout << j.dump(2) << "\n";
     return ok ? 0 : 1;
   }
-  std::printf("%-30s %-6s %-34s %-44s %7s %9s %7s\n", "rule", "result", "shape proof (Z3)", "index proof (Z3)",
-              "trials", "max err", "time s");
+  std::printf("%-34s %-6s %-34s %-44s %7s %9s %-17s %7s\n", "rule", "result", "shape proof (Z3)", "index proof (Z3)",
+              "trials", "max err", "at its dtypes", "time s");
   double total = 0;
   for (const auto& r : reports) {
     total += r.seconds;
-    std::printf("%-30s %-6s %-34s %-44s %7zu %9s %7s\n", r.name.c_str(), r.ok() ? "ok" : "FAIL", r.shape.c_str(),
-                r.index.c_str(), r.trials, sci(r.max_error).c_str(), fixed(r.seconds, 1).c_str());
+    std::printf("%-34s %-6s %-34s %-44s %7zu %9s %-17s %7s\n", r.name.c_str(), r.ok() ? "ok" : "FAIL", r.shape.c_str(),
+                r.index.c_str(), r.trials, sci(r.max_error).c_str(), r.at_dtypes().c_str(), fixed(r.seconds, 1).c_str());
   }
   for (const auto& r : reports)
     for (const std::string& f : r.failures) std::printf("\n%s: %s\n", r.name.c_str(), f.c_str());

@@ -5,6 +5,8 @@
 #include <map>
 #include <sstream>
 
+#include "interp/rounding.h"
+
 namespace sator::interp {
 
 std::vector<Tensor64> random_inputs(const Graph& g, const SymbolValues& symbols, uint64_t seed) {
@@ -95,6 +97,29 @@ double max_output_error(const std::vector<EvalValue>& a, const std::vector<EvalV
   return max_output_error(a, b, std::max(1e-12, 1e-6 * largest_magnitude(b)), worst_index);
 }
 
+double max_ulp_error(const std::vector<EvalValue>& a, const std::vector<EvalValue>& b) {
+  double worst = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    if (a[i].kind == EvalValue::Kind::Tuple && b[i].kind == EvalValue::Kind::Tuple)
+      worst = std::max(worst, max_ulp_error(a[i].items, b[i].items));
+    if (a[i].kind != EvalValue::Kind::Tensor || b[i].kind != EvalValue::Kind::Tensor) continue;
+    const Tensor64 &x = a[i].tensor, &y = b[i].tensor;
+    if (x.data.size() != y.data.size()) continue;
+    const DType t = x.dtype == y.dtype ? x.dtype : DType::Float64;
+    if (ulp_at(1.0, t) == 0 || t == DType::Float64) continue;
+    double largest = 0;
+    for (size_t k = 0; k < x.data.size(); ++k) largest = std::max({largest, std::abs(x.data[k]), std::abs(y.data[k])});
+    const double floor = 1e-3 * largest;
+    for (size_t k = 0; k < x.data.size(); ++k) {
+      if (x.data[k] == y.data[k]) continue;
+      const double d = std::abs(x.data[k] - y.data[k]);
+      if (std::isnan(d)) return INFINITY;
+      worst = std::max(worst, d / ulp_at(std::max({std::abs(x.data[k]), std::abs(y.data[k]), floor}), t));
+    }
+  }
+  return worst;
+}
+
 GraphComparison compare_graphs(const Graph& a, const Graph& b, const SymbolValues& symbols, uint64_t seed,
                                const EvalOptions& options) {
   const auto inputs = random_inputs(a, symbols, seed);
@@ -103,6 +128,7 @@ GraphComparison compare_graphs(const Graph& a, const Graph& b, const SymbolValue
   GraphComparison c;
   c.outputs = x.size();
   c.max_error = max_output_error(y, x, &c.worst_output);
+  if (options.precision == EvalOptions::Precision::Dtype) c.max_ulp = max_ulp_error(y, x);
   if (c.max_error > 0 && c.worst_output < x.size() && x[c.worst_output].kind == EvalValue::Kind::Tensor &&
       y[c.worst_output].kind == EvalValue::Kind::Tensor && x[c.worst_output].tensor.shape == y[c.worst_output].tensor.shape) {
     // The element with the largest absolute difference, with its index.

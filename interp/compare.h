@@ -37,7 +37,17 @@ struct GraphComparison {
   // agree exactly.
   std::string witness_index;
   double witness_first = 0, witness_second = 0;
+  // With EvalOptions::Precision::Dtype: the largest difference in units in
+  // the last place of each output's dtype (max_ulp_error).
+  double max_ulp = 0;
 };
+
+// The largest difference between two output lists in units in the last
+// place of each tensor's dtype, at the larger of the two values' magnitude;
+// values a thousandth of their tensor's largest magnitude or less are
+// measured at that thousandth (a sum cancelling to nearly zero in 16 bits
+// is all rounding). 0 for float64 tensors and equal values.
+double max_ulp_error(const std::vector<EvalValue>& a, const std::vector<EvalValue>& b);
 // Evaluates both graphs (same placeholders, in the same order) on the same
 // random inputs and compares them.
 GraphComparison compare_graphs(const Graph& a, const Graph& b, const SymbolValues& symbols, uint64_t seed,

@@ -1,4 +1,5 @@
 #include "interp/graph_eval.h"
+#include "interp/rounding.h"
 
 #include <functional>
 #ifdef __GLIBC__
@@ -106,6 +107,17 @@ void keep_freed_memory() {
   (void)once;
 #endif
 }
+// An op's result as its dtype stores it: each tensor rounded to the type the
+// graph records for it.
+void round_result(const Node& n, EvalValue& v) {
+  if (v.kind == EvalValue::Kind::Tensor && n.result == Node::Result::Tensor) {
+    round_tensor(v.tensor, n.tensor.dtype);
+  } else if (v.kind == EvalValue::Kind::Tuple && n.result == Node::Result::Tuple) {
+    for (size_t i = 0; i < v.items.size() && i < n.outputs.size(); ++i)
+      if (v.items[i].kind == EvalValue::Kind::Tensor && n.outputs[i].kind == OutputSlot::Kind::Tensor)
+        round_tensor(v.items[i].tensor, n.outputs[i].tensor.dtype);
+  }
+}
 }  // namespace
 
 std::vector<EvalValue> evaluate_graph(const Graph& g, const std::vector<Tensor64>& inputs,
@@ -126,6 +138,7 @@ std::vector<EvalValue> evaluate_graph(const Graph& g, const std::vector<Tensor64
   };
   const UniformDraw* random = options.random == EvalOptions::Random::Refuse ? nullptr : &uniform;
   ShapeProver prover(g.symbols);
+  const bool rounded = options.precision == EvalOptions::Precision::Dtype;
   std::vector<EvalValue> values(g.nodes.size());
   // Each value is dropped after its last use: whole models fit in memory.
   std::vector<size_t> last_use(g.nodes.size(), 0);
@@ -148,6 +161,7 @@ std::vector<EvalValue> evaluate_graph(const Graph& g, const std::vector<Tensor64
         const Tensor64& in = inputs[next_input++];
         if (in.shape != concrete_shape(n.tensor.shape, concrete)) throw InterpError("input of the wrong shape");
         values[id] = EvalValue::of_tensor(cast_to(in, n.tensor.dtype));
+        if (rounded) round_tensor(values[id].tensor, n.tensor.dtype);
       } else if (n.op == "get_attr") {
         values[id] = EvalValue::of_tensor(constant_tensor(n, concrete_shape(n.tensor.shape, concrete)));
       } else if (n.op == "output") {
@@ -166,6 +180,7 @@ std::vector<EvalValue> evaluate_graph(const Graph& g, const std::vector<Tensor64
         if (!op || !kernel) throw InterpError("the interpreter has no kernel for " + n.op);
         InferContext ctx(g, n, *op, prover);
         values[id] = kernel(OpArgs(ctx, values, concrete, random));
+        if (rounded) round_result(n, values[id]);
       }
       for (const Value& v : n.args)
         v.for_each_node([&](NodeId used) {

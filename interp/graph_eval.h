@@ -38,6 +38,9 @@ using SymbolValues = std::map<std::string, int64_t>;
 struct EvalOptions {
   enum class Random : uint8_t { Refuse, ByNodeName, ByDrawOrder } random = Random::Refuse;
   uint64_t seed = 0;
+  // Real: every value in float64 (the real-number reading). Dtype: every
+  // input and every op's result rounded to its dtype (interp/rounding.h).
+  enum class Precision : uint8_t { Real, Dtype } precision = Precision::Real;
 };
 
 // Runs `g` on one tensor per tensor placeholder (in placeholder order; symint

@@ -91,6 +91,7 @@ struct RootRewrite {
 
 struct CompiledRule {
   std::string name, doc, text;
+  std::string approx;  // RuleSpec::approx
   Where at;
   std::vector<Variable> vars;
   std::vector<PatternNode> pattern;  // children before parents

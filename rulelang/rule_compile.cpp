@@ -37,6 +37,7 @@ class Compiler {
   CompiledRule run(const std::vector<SExpr>& lhs, const std::vector<SExpr>& rhs) {
     r_.name = spec_.name;
     r_.doc = spec_.doc;
+    r_.approx = spec_.approx;
     r_.text = spec_.text;
     r_.at = spec_.at;
     const bool multi = lhs.size() > 1;

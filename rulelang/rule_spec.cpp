@@ -178,8 +178,13 @@ std::vector<RuleSpec> parse_rule_file(std::string_view text, const std::string& 
         const SExpr& d = need("a \"text\" after 'doc'");
         if (d.kind != SExpr::Kind::String) throw RuleError(d.at, "'doc' takes a \"string\"");
         r.doc = d.text;
+      } else if (k.is_atom("approx")) {
+        const SExpr& d = need("a \"reason\" after 'approx'");
+        if (d.kind != SExpr::Kind::String || d.text.empty())
+          throw RuleError(d.at, "'approx' takes a \"reason\": why a difference beyond a rounding is acceptable");
+        r.approx = d.text;
       } else {
-        throw RuleError(k.at, "expected 'if', 'let', 'doc' or the next rule, found " + brief(k));
+        throw RuleError(k.at, "expected 'if', 'let', 'doc', 'approx' or the next rule, found " + brief(k));
       }
     }
     for (SExpr& x : r.lhs) expand(x, helpers);
@@ -198,6 +203,7 @@ std::vector<RuleSpec> parse_rule_file(std::string_view text, const std::string& 
     r.text = r.name + ": " + side(r.lhs) + (r.both_ways ? " <=> " : " => ") + side(r.rhs);
     for (const auto& [v, x] : r.lets) r.text += " let " + v.text + " " + x.to_string();
     for (const SExpr& c : r.conditions) r.text += " if " + c.to_string();
+    if (!r.approx.empty()) r.text += " approx \"" + r.approx + "\"";
     rules.push_back(std::move(r));
   }
   return rules;

@@ -32,6 +32,9 @@ struct RuleSpec {
   std::vector<std::pair<SExpr, SExpr>> lets;  // (?v, EXPR)
   std::vector<SExpr> conditions;
   std::string doc;
+  // `approx "why"`: the two sides may differ at the graph's own dtypes by
+  // more than a rounding, and why that is accepted (check-rules says so).
+  std::string approx;
   std::string text;  // its meaning in one line, helpers expanded (the proof cache's key)
 };
 

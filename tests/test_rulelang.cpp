@@ -113,7 +113,7 @@ TEST_CASE("rule file errors name the file, line and column", "[rulelang]") {
         "user.rules:1:1: expected a rule ('NAME: LHS => RHS') or (define ...): this does not start like a rule file");
   // After a rule, the offending expression is quoted, at most 60 characters.
   CHECK(rejection("r: (view ?x _) => ?x\n(t ?x) (t ?x)") ==
-        "user.rules:2:1: expected 'if', 'let', 'doc' or the next rule, found (t ?x)");
+        "user.rules:2:1: expected 'if', 'let', 'doc', 'approx' or the next rule, found (t ?x)");
   const std::string long_one = rejection("r: (view ?x _) => ?x\n(" + std::string(100, 'a') + ")");
   std::string quoted(1, '(');
   quoted.append(56, 'a').append("...");
@@ -122,7 +122,7 @@ TEST_CASE("rule file errors name the file, line and column", "[rulelang]") {
   CHECK(rejection("r\xe2\x80\x8b: (view ?x _) => ?x").find("does not start like a rule file") != std::string::npos);
   CHECK(rejection("r: (view ?x _) => ?x\nbad\xef\xbb\xbfname: (view ?x _) => ?x") ==
         "user.rules:2:1: a rule name is letters, digits, '-', '_' and '.', starting with a letter");
-  CHECK(rejection("r: (view ?x _) => ?x\n  iff (= 1 1)") == "user.rules:2:3: expected 'if', 'let', 'doc' or the next rule, found iff");
+  CHECK(rejection("r: (view ?x _) => ?x\n  iff (= 1 1)") == "user.rules:2:3: expected 'if', 'let', 'doc', 'approx' or the next rule, found iff");
   CHECK(rejection("r: (view ?x _) =>") == "user.rules:1:1: rule 'r' needs a right-hand side");
   // Names.
   CHECK(rejection("r: (veiw ?x _) => ?x") == "user.rules:1:5: no op 'veiw' in the op table");
