@@ -29,6 +29,11 @@ void check_model_options(const std::string& path, const std::string& cost, const
     throw GraphError(path, "", "unknown --extractor " + extractor + " (tree, dag or ilp)");
 }
 
+double peak_of(const Graph& g, std::optional<double>& cached) {
+  if (!cached) cached = memory::estimate_peak_memory(g).peak_bytes;
+  return *cached;
+}
+
 // The rules that matched, most applications first.
 std::vector<const std::pair<std::string, eg::RuleRun>*> fired_rules(const pipeline::OptimizeResult& r) {
   std::vector<const std::pair<std::string, eg::RuleRun>*> out;
@@ -65,8 +70,8 @@ nlohmann::ordered_json run_report(const Graph& input, const pipeline::OptimizeRe
   j["cost_in"] = r.cost_in;
   j["cost_out"] = r.cost_out;
   // Estimated in node order (memory/peak_memory.h), at the symbols' hints.
-  j["peak_bytes_in"] = memory::estimate_peak_memory(input).peak_bytes;
-  j["peak_bytes_out"] = memory::estimate_peak_memory(r.output).peak_bytes;
+  j["peak_bytes_in"] = peak_of(input, c.peak_in);
+  j["peak_bytes_out"] = peak_of(r.output, c.peak_out);
   if (!c.greedy && !r.schedule.empty()) {
     nlohmann::ordered_json tried = nlohmann::ordered_json::object();
     for (const auto& [name, peak] : r.schedules_tried) tried[name] = peak;
@@ -157,8 +162,8 @@ void print_run(const Graph& input, const pipeline::OptimizeResult& r, const RunC
       for (const auto& [name, peak] : r.schedules_tried)
         tried += (tried.empty() ? "" : ", ") + name + " " + std::to_string(static_cast<long long>(peak / (1024.0 * 1024.0) + 0.5)) + " MiB";
       std::printf("memory: estimated peak %.1f MiB -> %.1f MiB, written in the order \"%s\" (%s)\n",
-                  memory::estimate_peak_memory(input).peak_bytes / (1024.0 * 1024.0),
-                  memory::estimate_peak_memory(r.output).peak_bytes / (1024.0 * 1024.0), r.schedule.c_str(), tried.c_str());
+                  peak_of(input, c.peak_in) / (1024.0 * 1024.0), peak_of(r.output, c.peak_out) / (1024.0 * 1024.0),
+                  r.schedule.c_str(), tried.c_str());
     }
     for (const std::string& why : r.declined) std::printf("declined: %s\n", why.c_str());
   }

@@ -3,6 +3,7 @@
 // `compare` and `batch` can put them side by side.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
@@ -21,6 +22,10 @@ struct RunContext {
   double time_limit_s = 0;  // saturation: --time-limit (0: none reported)
   const pipeline::GreedyResult* greedy = nullptr;  // greedy's own counters
   const interp::VerifyResult* verify = nullptr;
+  // The input's and the output's estimated peaks, computed once for both
+  // the report and the summary (each estimate is a pass over the graph:
+  // four of them took 0.3 s at 165,000 nodes after the run's own time).
+  mutable std::optional<double> peak_in, peak_out;
 };
 
 // Refuses (GraphError naming `path`, exit status 2) an unknown cost model,
@@ -32,13 +37,13 @@ nlohmann::ordered_json run_report(const Graph& input, const pipeline::OptimizeRe
 // The human-readable lines (stdout).
 void print_run(const Graph& input, const pipeline::OptimizeResult& r, const RunContext& c);
 
-// --verify's line (stdout), and its failure: said on stderr, then
-// CLI::RuntimeError(1) (exit status 1: a finding about the optimizer).
 // The exit status of `optimize --verify` where the verification was skipped
 // (a graph too large for the float64 reference, an op it cannot run, fused
 // dropout): the output is written, the run is not verified.
 constexpr int kExitNotVerified = 3;
 
+// --verify's line (stdout), and its failure: said on stderr, then
+// CLI::RuntimeError(1) (exit status 1: a finding about the optimizer).
 void print_verify(const interp::VerifyResult& v);
 void fail_if_unverified(const std::string& path, const interp::VerifyResult& v);
 // Exits kExitNotVerified where the verification was skipped (after the

@@ -84,11 +84,13 @@ void keep_input(OptimizeResult& r, const Graph& input, const std::string& phase,
   r.declined.push_back(why.empty() ? "time limit: reached before " + phase + "; the input is kept" : why);
 }
 
-// The least an extraction with the peak guard's one write takes per e-node:
-// about 10 us measured on gpt2-124m.train (1 copy: 3,500 e-nodes, 33 ms;
-// 60 copies: 211,000 e-nodes, 2.1 s), taken at 40% so that only an
-// extraction that cannot end within the limit is not begun.
-constexpr double kLeastExtractSecondsPerENode = 4e-6;
+// What an extraction with the peak guard's one write takes per e-node, at
+// the least: 3.3-10 us measured (bert.infer 3.3, llama.train 5.1, gemma's
+// training graph 7.6, a 100,000-relu chain 7.9, gpt2-124m.train at 1 and 60
+// copies 10); 6 us, so that an extraction that would end well past the
+// limit is not begun (at 4 us, 17 copies under --time-limit 0.8 began one
+// with 0.3 s left and ended 0.7 s past the limit).
+constexpr double kLeastExtractSecondsPerENode = 6e-6;
 
 static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& options) {
   // The time limit counts from here: building the e-graph, saturation and
