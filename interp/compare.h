@@ -46,7 +46,7 @@ struct GraphComparison {
 // place of each tensor's dtype, at the larger of the two values' magnitude;
 // values a thousandth of their tensor's largest magnitude or less are
 // measured at that thousandth (a sum cancelling to nearly zero in 16 bits
-// is all rounding). 0 for float64 tensors and equal values.
+// is all rounding). 0 for equal values.
 double max_ulp_error(const std::vector<EvalValue>& a, const std::vector<EvalValue>& b);
 // Evaluates both graphs (same placeholders, in the same order) on the same
 // random inputs and compares them.
