@@ -115,7 +115,8 @@ bool numeric(ParamType t) { return t == ParamType::Float || t == ParamType::Scal
 
 class Instance {
  public:
-  Instance(const CompiledRule& r, Draw& d, size_t rank) : r_(r), d_(d), rank_(rank), numbers_(condition_numbers(r)) {}
+  Instance(const CompiledRule& r, const std::vector<double>& numbers, Draw& d, size_t rank)
+      : r_(r), d_(d), rank_(rank), numbers_(numbers) {}
 
   NodeId build(int i) {
     const PatternNode& n = r_.pattern[static_cast<size_t>(i)];
@@ -207,7 +208,7 @@ class Instance {
   const CompiledRule& r_;
   Draw& d_;
   size_t rank_;
-  std::vector<double> numbers_;  // condition_numbers(r_)
+  const std::vector<double>& numbers_;  // condition_numbers(r_), computed once per rule
   std::map<int, NodeId> tensors_;
   std::map<int, NodeId> named_;  // ?n=(...) nodes built so far
   std::map<int, Value> attrs_;
@@ -285,8 +286,8 @@ std::vector<RuleCase> generated_cases(const std::vector<rulelang::RuleFile>& fil
     // A multi-pattern: every root is an output, the rewritten ones first.
     c.rewritten_outputs = r->rhs.size();
     if (r->roots.size() > 1) c.index_map = false;  // the index proof reads one output
-    c.lhs = [r](Draw& d, size_t rank) {
-      Instance inst(*r, d, rank);
+    c.lhs = [r, numbers = condition_numbers(*r)](Draw& d, size_t rank) {
+      Instance inst(*r, numbers, d, rank);
       std::vector<NodeId> root_nodes;
       for (int root : r->roots) root_nodes.push_back(inst.build(root));
       std::vector<NodeId> ordered;

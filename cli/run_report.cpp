@@ -29,13 +29,13 @@ void check_model_options(const std::string& path, const std::string& cost, const
     throw GraphError(path, "", "unknown --extractor " + extractor + " (tree, dag or ilp)");
 }
 
-double peak_of(const Graph& g, std::optional<double>& cached) {
+static double peak_of(const Graph& g, std::optional<double>& cached) {
   if (!cached) cached = memory::estimate_peak_memory(g).peak_bytes;
   return *cached;
 }
 
 // The rules that matched, most applications first.
-std::vector<const std::pair<std::string, eg::RuleRun>*> fired_rules(const pipeline::OptimizeResult& r) {
+static std::vector<const std::pair<std::string, eg::RuleRun>*> fired_rules(const pipeline::OptimizeResult& r) {
   std::vector<const std::pair<std::string, eg::RuleRun>*> out;
   for (const auto& run : r.rule_runs)
     if (run.second.matches > 0) out.push_back(&run);

@@ -8,11 +8,11 @@
 #include <unordered_set>
 
 #include "memory/peak_memory.h"
+#include "memory/saved_memory.h"
 #include "pipeline/extract_step.h"
 #include "schedule/memory_schedule.h"
-#include "memory/saved_memory.h"
-#include "schedule/saved_copies.h"
 #include "schedule/output_copies.h"
+#include "schedule/saved_copies.h"
 
 namespace sator::pipeline {
 

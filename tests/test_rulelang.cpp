@@ -122,6 +122,8 @@ TEST_CASE("rule file errors name the file, line and column", "[rulelang]") {
   CHECK(rejection("r\xe2\x80\x8b: (view ?x _) => ?x").find("does not start like a rule file") != std::string::npos);
   CHECK(rejection("r: (view ?x _) => ?x\nbad\xef\xbb\xbfname: (view ?x _) => ?x") ==
         "user.rules:2:1: a rule name is letters, digits, '-', '_' and '.', starting with a letter");
+  CHECK(rejection("r: (view ?x _) => ?x\n  approx 3") ==
+        "user.rules:2:10: 'approx' takes a \"reason\": why a difference beyond a rounding is acceptable");
   CHECK(rejection("r: (view ?x _) => ?x\n  iff (= 1 1)") == "user.rules:2:3: expected 'if', 'let', 'doc', 'approx' or the next rule, found iff");
   CHECK(rejection("r: (view ?x _) =>") == "user.rules:1:1: rule 'r' needs a right-hand side");
   // Names.

@@ -674,7 +674,13 @@ def decompose_composites(root, graph, mode):
     for c, (sub, module) in zip(firsts, pieces):
         for n in sub.nodes:  # constants the decomposition made
             if n.op == "get_attr":
-                name = f"_sator_decomp_{len(list(root.named_buffers()))}_{n.target}"
+                # A name root does not hold yet: every trace names its first
+                # constant _tensor_constant0 (the per-call fallback traces
+                # apart), and a plain tensor attribute is no buffer to count.
+                k = 0
+                while hasattr(root, f"_sator_decomp_{k}"):
+                    k += 1
+                name = f"_sator_decomp_{k}"
                 value = getattr(module, n.target)
                 setattr(root, name, value)
                 n.target = name
