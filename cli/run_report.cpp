@@ -91,6 +91,10 @@ nlohmann::ordered_json run_report(const Graph& input, const pipeline::OptimizeRe
   else
     j["time_ms"] = {{"load", c.load_ms}, {"saturate", r.saturate_ms}, {"extract", r.extract_ms},
                     {"chunk", c.chunk_ms},      {"write", c.write_ms},       {"total", c.total_ms}};
+  if (!c.greedy)
+    j["extract_parts"] = {{"search_ms", r.extract_parts.search_ms}, {"write_ms", r.extract_parts.write_ms},
+                          {"order_ms", r.extract_parts.order_ms},   {"extractions", r.extract_parts.extractions},
+                          {"forms", r.extract_parts.forms}};
   if (c.verify) {
     const interp::VerifyResult& v = *c.verify;
     nlohmann::ordered_json o = {{"status", interp::verify_status_name(v.status)},

@@ -107,6 +107,7 @@ std::optional<std::vector<int64_t>> view_strides(const std::vector<int64_t>& sha
 }
 
 int64_t at_hints(const Graph& g, const SymExpr& e) {
+  if (e.is_constant()) return e.constant();  // most sizes: no std::function, no lookup
   const auto v = e.evaluate([&](const std::string& name) -> std::optional<int64_t> {
     const Symbol* s = g.find_symbol(name);
     return s ? std::optional<int64_t>(s->hint) : std::nullopt;

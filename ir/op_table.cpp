@@ -350,11 +350,19 @@ const std::vector<std::pair<std::string_view, uint16_t>>& fact_table() {
   return table;
 }
 
-bool op_has(std::string_view op, OpFact fact) {
+namespace {
+
+uint16_t fact_bits(std::string_view op) {
   static const std::unordered_map<std::string_view, uint16_t> facts(fact_table().begin(), fact_table().end());
   const auto it = facts.find(op);
-  return it != facts.end() && (it->second & static_cast<uint16_t>(fact)) != 0;
+  return it == facts.end() ? 0 : it->second;
 }
+
+}  // namespace
+
+bool op_has(std::string_view op, OpFact fact) { return (fact_bits(op) & static_cast<uint16_t>(fact)) != 0; }
+
+OpFacts::OpFacts(std::string_view op) : bits_(fact_bits(op)) {}
 
 std::vector<std::string_view> ops_with(OpFact fact) {
   std::vector<std::string_view> out;

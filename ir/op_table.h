@@ -91,6 +91,16 @@ enum class OpFact : uint16_t {
   FreshContiguous = 1 << 15,
 };
 bool op_has(std::string_view op, OpFact fact);
+// All of an op's facts at once, for a loop that asks several of one node
+// (each op_has is a hash of the name).
+class OpFacts {
+ public:
+  explicit OpFacts(std::string_view op);
+  bool has(OpFact fact) const { return (bits_ & static_cast<uint16_t>(fact)) != 0; }
+
+ private:
+  uint16_t bits_ = 0;
+};
 // Every op with the fact, in the fact table's order.
 std::vector<std::string_view> ops_with(OpFact fact);
 

@@ -86,6 +86,14 @@ struct OptimizeResult {
   eg::StopReason stop = eg::StopReason::None;
   uint64_t z3_queries = 0, z3_cache_hits = 0, z3_calls = 0;
   double saturate_ms = 0, extract_ms = 0, write_ms = 0;
+  // Where extract_ms went (the peak guard extracts and writes more than one
+  // form where the first one's peak is over the input's): the extractions'
+  // search, writing the chosen forms as graphs, and the order search for
+  // each (schedule/memory_schedule.h).
+  struct ExtractParts {
+    double search_ms = 0, write_ms = 0, order_ms = 0;
+    size_t extractions = 0, forms = 0;
+  } extract_parts;
   std::vector<eg::Iteration> per_iteration;
   std::vector<std::pair<std::string, eg::RuleRun>> rule_runs;  // by rule, in the order they ran
   // With OptimizeOptions::explain: each node of the output a rule made, as

@@ -45,6 +45,12 @@ std::string percent(double fraction) {
   return buf;
 }
 
+using Clock = std::chrono::steady_clock;
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+double ms_since(Clock::time_point a) { return ms_between(a, Clock::now()); }
+
 struct Written {
   Graph graph;
   std::vector<eg::Id> enode_of;
@@ -69,7 +75,10 @@ struct Extracted {
 Extracted extract(const TensorEGraph& t, const Graph& input, const OptimizeOptions& options, double seconds_left,
                   OptimizeResult& r, const std::unordered_set<eg::Id>& priced_out) {
   Extracted e;
+  const auto begun = std::chrono::steady_clock::now();
   e.x = extract_cheapest(t, input, options, seconds_left, r, priced_out);
+  r.extract_parts.search_ms += ms_since(begun);
+  ++r.extract_parts.extractions;
   e.dag_cost = r.extract_dag_cost;
   e.proved_optimal = r.extract_proved_optimal;
   return e;
@@ -88,7 +97,8 @@ struct KeepMemory {
 // (schedule/memory_schedule.h), keeping memory as `keep` says: less memory
 // for a little more time.
 Written write_and_schedule(const TensorEGraph& t, const Graph& input, const eg::Extraction& x, const KeepMemory& keep,
-                           const OutOfTime& out_of_time) {
+                           const OutOfTime& out_of_time, OptimizeResult::ExtractParts& parts) {
+  const auto begun = std::chrono::steady_clock::now();
   Written w;
   std::vector<int64_t> position;  // each written node's source node (-1: new)
   Graph written = t.write(x, &w.enode_of, &position, keep.on, keep.only ? &*keep.only : nullptr);
@@ -108,7 +118,11 @@ Written write_and_schedule(const TensorEGraph& t, const Graph& input, const eg::
       w.enode_of = std::move(enodes);
     }
   }
+  const auto written_at = std::chrono::steady_clock::now();
+  parts.write_ms += ms_between(begun, written_at);
+  ++parts.forms;
   schedule::Scheduled s = schedule::schedule_for_memory(std::move(written), position, out_of_time);
+  parts.order_ms += ms_since(written_at);
   w.schedule_cut = s.cut;
   if (!s.order.empty()) {
     std::vector<eg::Id> by_order(s.order.size());
@@ -185,7 +199,8 @@ bool trade_for_time(const Graph& input, const Written& fastest, double peak_in, 
 // every one. The first form under the limit is taken: the fewer
 // recomputations, the less time. Lowers `best` (and sets `keep`) where it can.
 void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Extraction& fastest, double limit,
-                        Written& best, KeepMemory& keep, const OutOfTime& out_of_time, const OutOfTime& no_room) {
+                        Written& best, KeepMemory& keep, const OutOfTime& out_of_time, const OutOfTime& no_room,
+                        OptimizeResult::ExtractParts& parts) {
   KeepMemory trial{true, std::unordered_set<eg::Id>{}, keep.saved_copies};
   std::unordered_set<eg::Id>& classes = *trial.only;
   const auto worth = [&](eg::Id c) {
@@ -200,7 +215,7 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
   bool latest_is_best = true;
   const auto latest = [&]() -> const Written& { return latest_is_best ? best : last; };
   const auto write = [&] {
-    Written w = write_and_schedule(t, input, fastest, trial, out_of_time);
+    Written w = write_and_schedule(t, input, fastest, trial, out_of_time, parts);
     latest_is_best = w.peak < best.peak;
     if (latest_is_best) {
       best = std::move(w);
@@ -235,7 +250,7 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
   }
   if (best.peak <= limit || no_room()) return;
   const KeepMemory all{true, std::nullopt, keep.saved_copies};
-  Written w = write_and_schedule(t, input, fastest, all, out_of_time);
+  Written w = write_and_schedule(t, input, fastest, all, out_of_time, parts);
   if (w.peak < best.peak) {
     best = std::move(w);
     keep = all;
@@ -250,13 +265,12 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   const double limit = peak_in + kSlackBytes;
   std::unordered_set<eg::Id> priced_out;
   // The fastest form first.
-  using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
   Extracted chosen = extract(t, input, options, seconds_left(), r, priced_out);
   const auto extracted = Clock::now();
   KeepMemory keep;
   const OutOfTime out_of_time = [&] { return seconds_left() <= 0; };
-  Written best = write_and_schedule(t, input, chosen.x, keep, out_of_time);
+  Written best = write_and_schedule(t, input, chosen.x, keep, out_of_time, r.extract_parts);
   // What a further form costs, as the first one did: a trial is started
   // only where the time left holds it (a trial begun just before the limit
   // ran a whole write past it: 1 s and more at 165,000 nodes).
@@ -269,13 +283,13 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   if (options.hold_peak && memory::saved_memory(best.graph).pinned_by_views >
                                memory::saved_memory(input).pinned_by_views + kSlackBytes) {
     keep.saved_copies = true;
-    best = write_and_schedule(t, input, chosen.x, keep, out_of_time);
+    best = write_and_schedule(t, input, chosen.x, keep, out_of_time, r.extract_parts);
   }
   const double first_peak = best.peak;
   const bool held = options.hold_peak && !(options.balanced && best.peak > limit &&
                                            trade_for_time(input, best, peak_in, options, r));
   if (held && best.peak > limit)
-    recompute_for_peak(t, input, chosen.x, limit, best, keep, out_of_time, no_room_to_write);
+    recompute_for_peak(t, input, chosen.x, limit, best, keep, out_of_time, no_room_to_write, r.extract_parts);
   // Still over: new forms give way to the input's own, a trial at a time,
   // each kept only where it lowers the peak, until the peak is the input's
   // or nothing is left to try: first each new form that owns memory live at
@@ -291,7 +305,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
       std::unordered_set<eg::Id> trial = priced_out;
       trial.insert(regions[k].begin(), regions[k].end());
       Extracted e = extract(t, input, options, seconds_left(), r, trial);
-      Written w = write_and_schedule(t, input, e.x, keep, out_of_time);
+      Written w = write_and_schedule(t, input, e.x, keep, out_of_time, r.extract_parts);
       if (w.peak < best.peak) {
         best = std::move(w);
         chosen = std::move(e);

@@ -34,8 +34,10 @@ std::vector<std::vector<NodeId>> operands_of(const Graph& g) {
   return ops;
 }
 
-std::vector<std::vector<NodeId>> dependences_of(const Graph& g, const std::vector<double>& key) {
-  std::vector<std::vector<NodeId>> deps = operands_of(g);
+namespace {
+
+std::vector<std::vector<NodeId>> dependences_from(const Graph& g, std::vector<std::vector<NodeId>> deps,
+                                                  const std::vector<double>& key) {
   std::vector<NodeId> draws;
   for (NodeId i = 0; i < g.nodes.size(); ++i)
     if (draws_random(g.nodes[i])) draws.push_back(i);
@@ -44,11 +46,10 @@ std::vector<std::vector<NodeId>> dependences_of(const Graph& g, const std::vecto
   return deps;
 }
 
-StorageUse storage_use(const Graph& g) {
+StorageUse storage_use_from(const Graph& g, const std::vector<std::vector<NodeId>>& ops) {
   StorageUse u;
   u.st = memory::storages_of(g);
   const size_t n = g.nodes.size(), s_count = u.st.bytes.size();
-  const std::vector<std::vector<NodeId>> ops = operands_of(g);
   u.reads.assign(n, {});
   u.readers_of.assign(s_count, {});
   u.pinned.assign(s_count, false);
@@ -73,14 +74,27 @@ StorageUse storage_use(const Graph& g) {
   return u;
 }
 
+}  // namespace
+
+std::vector<std::vector<NodeId>> dependences_of(const Graph& g, const std::vector<double>& key) {
+  return dependences_from(g, operands_of(g), key);
+}
+
+StorageUse storage_use(const Graph& g) { return storage_use_from(g, operands_of(g)); }
+
 ScheduleContext schedule_context(const Graph& g, std::vector<double> key) {
+  return schedule_context(g, operands_of(g), std::move(key));
+}
+
+ScheduleContext schedule_context(const Graph& g, const std::vector<std::vector<NodeId>>& operands,
+                                 std::vector<double> key) {
   ScheduleContext c;
-  c.deps = dependences_of(g, key);
+  c.use = storage_use_from(g, operands);
+  c.deps = dependences_from(g, operands, key);
   c.users.resize(g.nodes.size());
   for (NodeId i = 0; i < g.nodes.size(); ++i)
     for (NodeId d : c.deps[i]) c.users[d].push_back(i);
   c.key = std::move(key);
-  c.use = storage_use(g);
   return c;
 }
 

@@ -45,6 +45,9 @@ struct ScheduleContext {
   StorageUse use;
 };
 ScheduleContext schedule_context(const Graph& g, std::vector<double> key);
+// The same, with g's operands (operands_of) computed by the caller.
+ScheduleContext schedule_context(const Graph& g, const std::vector<std::vector<NodeId>>& operands,
+                                 std::vector<double> key);
 
 // A list scheduler over g's dependence graph: each node whose dependences
 // have run is handed to `ready(i)`; `next()` names the node to run (one it

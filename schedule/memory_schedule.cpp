@@ -67,8 +67,12 @@ Order by_keys(const Graph& g, const ScheduleContext& c) {
 }
 
 std::vector<double> keys_from_positions(const Graph& g, const std::vector<int64_t>& position) {
-  const size_t n = g.nodes.size();
-  const std::vector<std::vector<NodeId>> ops = operands_of(g);
+  return keys_from_positions(operands_of(g), position);
+}
+
+std::vector<double> keys_from_positions(const std::vector<std::vector<NodeId>>& ops,
+                                        const std::vector<int64_t>& position) {
+  const size_t n = ops.size();
   std::vector<double> key(n, std::numeric_limits<double>::infinity());
   for (NodeId i = 0; i < n; ++i)
     if (i < position.size() && position[i] >= 0) key[i] = static_cast<double>(position[i]);
@@ -129,7 +133,8 @@ Order greedy_memory(const Graph& g, const ScheduleContext& c) {
 
 Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position, const std::function<bool()>& out_of_time) {
   Scheduled best;
-  const ScheduleContext c = schedule_context(g, keys_from_positions(g, position));
+  const std::vector<std::vector<NodeId>> operands = operands_of(g);
+  const ScheduleContext c = schedule_context(g, operands, keys_from_positions(operands, position));
   const memory::Storages& st = c.use.st;
   Order as_written(g.nodes.size());
   for (size_t k = 0; k < as_written.size(); ++k) as_written[k] = static_cast<NodeId>(k);

@@ -29,6 +29,9 @@ Order by_keys(const Graph& g, const ScheduleContext& c);
 // takes the least key of its users, so it runs just before the first of
 // them needs it.
 std::vector<double> keys_from_positions(const Graph& g, const std::vector<int64_t>& position);
+// The same from g's operands (operands_of, list_schedule.h).
+std::vector<double> keys_from_positions(const std::vector<std::vector<NodeId>>& operands,
+                                        const std::vector<int64_t>& position);
 
 // A greedy list schedule for memory: the ready node of least key among
 // those that free at least as many bytes as they allocate (a pointwise op

@@ -33,6 +33,7 @@ std::vector<NodeId> copy_pinning_saved(Graph& g, std::vector<int64_t>& position)
   if (copies == 0) return {};
   std::unordered_set<std::string> names;
   for (const Node& n : g.nodes) names.insert(n.name);
+  size_t next_name = 0;  // names only grow: each search starts past the last
   const size_t n = g.nodes.size();
   std::vector<NodeId> to(n);
   std::vector<Node> nodes;
@@ -56,10 +57,8 @@ std::vector<NodeId> copy_pinning_saved(Graph& g, std::vector<int64_t>& position)
     if (!copy[i]) continue;
     Node clone;
     clone.op = "aten.clone.default";
-    for (size_t c = 0;; ++c) {
-      clone.name = "sator_saved_copy_" + std::to_string(c);
-      if (names.insert(clone.name).second) break;
-    }
+    do clone.name = "sator_saved_copy_" + std::to_string(next_name++);
+    while (!names.insert(clone.name).second);
     clone.args = {Value::of_node(to[i])};
     clone.result = Node::Result::Tensor;
     clone.tensor = nodes.back().tensor;

@@ -2,7 +2,9 @@
 
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
+#include <string_view>
 #include <unordered_set>
 
 #include "ir/op_table.h"
@@ -31,7 +33,8 @@ TensorEGraph::TensorEGraph(const Graph& g)
     const eg::Id id = egraph.add_uncanonical(e.op, e.attr, kids);
     analysis.clear_supplied();  // unused when the node was already there
     node_class_[i] = id;
-    original_.emplace(id, i);
+    if (id >= original_.size()) original_.resize(id + 1, -1);
+    if (original_[id] < 0) original_[id] = static_cast<int64_t>(i);
     if (n.result == Node::Result::SymInt) symint_nodes_.emplace(n.symint, i);
   }
   egraph.rebuild();
@@ -73,11 +76,14 @@ class GraphWriter {
       : t_(t), x_(x), recompute_(recompute), recompute_only_(recompute_only) {
     emitted_.assign(t.egraph.num_nodes(), kNone);
     open_.assign(t.egraph.num_nodes(), 0);
-    for (const Node& n : t.source().nodes) taken_.insert(n.name);
+    used_.assign(t.source().nodes.size(), 0);
+    for (const Node& n : t.source().nodes)
+      if (const std::optional<size_t> k = fresh_number(n.name)) taken_.insert(*k);
     if (recompute_)
       for (NodeId i = 0; i < t.source().nodes.size(); ++i)
         if (t.source().nodes[i].op != "placeholder" && t.source().nodes[i].op != "output")
-          class_sources_[t.class_of(i)].push_back(i);
+          if (const eg::Id c = t.class_of(i); !recompute_only_ || recompute_only_->count(c))
+            class_sources_[c].push_back(i);
   }
 
   Graph run() {
@@ -110,11 +116,24 @@ class GraphWriter {
     return static_cast<NodeId>(out_.nodes.size() - 1);
   }
 
+  // A new node's name: "sator_<k>" for the next k no source node's name
+  // holds (the names this writer made never repeat: k only grows).
   std::string fresh_name() {
-    for (;;) {
-      std::string name = "sator_" + std::to_string(counter_++);
-      if (taken_.insert(name).second) return name;
+    while (taken_.count(counter_)) ++counter_;
+    return "sator_" + std::to_string(counter_++);
+  }
+  // k where `name` is "sator_<k>" as fresh_name writes it, else nullopt.
+  static std::optional<size_t> fresh_number(const std::string& name) {
+    static constexpr std::string_view kPrefix = "sator_";
+    if (name.size() <= kPrefix.size() || name.compare(0, kPrefix.size(), kPrefix) != 0) return std::nullopt;
+    const std::string_view digits = std::string_view(name).substr(kPrefix.size());
+    if (digits.size() > 18 || (digits.size() > 1 && digits[0] == '0')) return std::nullopt;
+    size_t k = 0;
+    for (char ch : digits) {
+      if (ch < '0' || ch > '9') return std::nullopt;
+      k = k * 10 + static_cast<size_t>(ch - '0');
     }
+    return k;
   }
 
   // Child slots become the emitted children; symbolic sizes go back to a
@@ -258,14 +277,14 @@ class GraphWriter {
     node.target = a.target;
     node.value = a.value;
 
-    const auto orig = t_.original_.find(n);
-    const bool is_original = orig != t_.original_.end();
+    const int64_t orig = t_.original_node(n);
+    const bool is_original = orig >= 0;
     // The source node this copy stands for (a recomputed one: its place).
     const std::vector<NodeId>* places = places_of(cls);
-    const NodeId source = !is_original ? 0 : places ? (*places)[copy] : orig->second;
-    if (is_original && taken_.count(t_.source().nodes[source].name) && !used_.count(source)) {
+    const NodeId source = !is_original ? 0 : places ? (*places)[copy] : static_cast<NodeId>(orig);
+    if (is_original && !used_[source]) {
       node.name = t_.source().nodes[source].name;
-      used_.insert(source);
+      used_[source] = 1;
     } else {
       node.name = fresh_name();
     }
@@ -433,8 +452,8 @@ class GraphWriter {
   std::vector<int64_t> original_of_;   // by output node: the source node it copies, or -1
   std::vector<bool> contiguous_;       // by output node: its runtime layout is known contiguous
   std::vector<bool> known_;            // by output node: its strides (a tuple's: each result's) are the runtime ones
-  std::unordered_set<std::string> taken_;
-  std::unordered_set<NodeId> used_;
+  std::unordered_set<size_t> taken_;   // k of each source name "sator_<k>" (fresh_name skips them)
+  std::vector<char> used_;             // by source node: its name is written already
   size_t counter_ = 0;
 
  public:

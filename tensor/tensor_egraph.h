@@ -37,11 +37,10 @@ class TensorEGraph {
   // The e-node loaded for graph node n (shared when n folded into an
   // identical earlier node), and whether an e-node came from the source.
   eg::Id node_of(NodeId n) const { return node_class_[n]; }
-  bool is_original(eg::Id node) const { return original_.count(node) != 0; }
+  bool is_original(eg::Id node) const { return original_node(node) >= 0; }
   // The input graph's node an e-node came from, or -1 for one a rule made.
   int64_t original_node(eg::Id node) const {
-    const auto it = original_.find(node);
-    return it == original_.end() ? -1 : static_cast<int64_t>(it->second);
+    return node < original_.size() ? original_[node] : -1;
   }
   // The graph's outputs, in order: a class, or nothing for a null output.
   const std::vector<std::optional<eg::Id>>& outputs() const { return outputs_; }
@@ -66,7 +65,10 @@ class TensorEGraph {
   const Graph& source_;
   std::vector<eg::Id> node_class_;                 // graph node -> e-node added for it
   std::vector<std::optional<eg::Id>> outputs_;
-  std::unordered_map<eg::Id, NodeId> original_;    // e-node -> the graph node it came from
+  // By e-node: the graph node it came from (the first, where the graph
+  // computes it twice), or -1. A vector: the writer asks for every node it
+  // writes, and a hash map's lookups were a tenth of a 165,000-node write.
+  std::vector<int64_t> original_;
   std::map<SymExpr, NodeId> symint_nodes_;         // a graph node computing each symbolic value
   friend class GraphWriter;
 };

@@ -147,6 +147,75 @@ TEST_CASE("Inductor's three orders: topological, every node once, draws in the i
   }
 }
 
+namespace {
+
+// Inductor's least-peak-first as its definition reads: a scan of the ready
+// nodes for the least (max(live + allocates, peak), allocates - frees, key,
+// index). schedule::least_peak_first finds the same node with a segment tree.
+schedule::Order least_peak_first_by_scan(const Graph& g, const schedule::ScheduleContext& c) {
+  const schedule::StorageUse& u = c.use;
+  std::vector<size_t> unread(u.st.bytes.size());
+  std::vector<double> frees(g.nodes.size(), 0.0);
+  for (size_t s = 0; s < unread.size(); ++s) {
+    unread[s] = u.readers_of[s].size();
+    if (u.pinned[s]) continue;
+    if (unread[s] == 0) frees[u.st.owner[s]] += u.st.bytes[s];
+    else if (unread[s] == 1) frees[u.readers_of[s][0]] += u.st.bytes[s];
+  }
+  std::vector<char> has_run(g.nodes.size(), 0);
+  std::vector<NodeId> ready;
+  double live = 0, peak = 0;
+  return schedule::list_schedule(
+      g, c, [&](NodeId i) { ready.push_back(i); },
+      [&] {
+        const auto rank = [&](NodeId i) {
+          return std::make_tuple(std::max(live + u.allocates[i], peak), u.allocates[i] - frees[i], c.key[i], i);
+        };
+        size_t best = 0;
+        for (size_t k = 1; k < ready.size(); ++k)
+          if (rank(ready[k]) < rank(ready[best])) best = k;
+        const NodeId i = ready[best];
+        ready.erase(ready.begin() + static_cast<std::ptrdiff_t>(best));
+        return i;
+      },
+      [&](NodeId i) {
+        has_run[i] = 1;
+        live += u.allocates[i];
+        peak = std::max(peak, live);
+        live -= frees[i];
+        for (int64_t s : u.reads[i])
+          if (--unread[static_cast<size_t>(s)] == 1 && !u.pinned[static_cast<size_t>(s)])
+            for (NodeId r : u.readers_of[static_cast<size_t>(s)])
+              if (!has_run[r]) frees[r] += u.st.bytes[static_cast<size_t>(s)];
+      });
+}
+
+}  // namespace
+
+TEST_CASE("least peak first picks what a scan of the ready nodes picks (corpus, and many equal sizes)", "[memory][schedule]") {
+  std::vector<Graph> graphs;
+  for (const char* name : {"gpt2.train.g0", "bert.train.g0", "llama.train.dyn.g0", "gpt2-124m.train.g0", "vit.infer.g0"})
+    graphs.push_back(load_graph(test::corpus_path(std::string("graphs/") + name + ".json")));
+  // Ties everywhere: eight chains of equal-sized pointwise ops over one
+  // input, the first term of the rank equal for all, frees deciding.
+  B b("equal_chains");
+  const NodeId x = b.input({256, 256});
+  std::vector<NodeId> ends;
+  for (int chain = 0; chain < 8; ++chain) {
+    NodeId v = b.op("aten.relu.default", {B::ref(x)});
+    for (int k = 0; k < 6; ++k) v = b.op(k % 2 ? "aten.exp.default" : "aten.neg.default", {B::ref(v)});
+    ends.push_back(v);
+  }
+  NodeId sum = ends[0];
+  for (size_t k = 1; k < ends.size(); ++k) sum = b.op("aten.add.Tensor", {B::ref(sum), B::ref(ends[k])});
+  graphs.push_back(b.finish({sum}));
+  for (const Graph& g : graphs) {
+    INFO(g.name);
+    const schedule::ScheduleContext c = schedule::schedule_context(g, schedule::keys_from_positions(g, identity_positions(g)));
+    CHECK(schedule::least_peak_first(g, c) == least_peak_first_by_scan(g, c));
+  }
+}
+
 TEST_CASE("depth first finishes one consumer chain before it starts the next", "[memory][schedule]") {
   // Two chains of large intermediates from one input, interleaved in the
   // input's order: a1 b1 a2 b2 a3 b3.
