@@ -34,6 +34,11 @@ static double peak_of(const Graph& g, std::optional<double>& cached) {
   return *cached;
 }
 
+// The output's peak: the input's where the output is the input kept.
+static double peak_out(const Graph& input, const pipeline::OptimizeResult& r, const RunContext& c) {
+  return r.output_is_input ? peak_of(input, c.peak_in) : peak_of(r.output, c.peak_out);
+}
+
 // The rules that matched, most applications first.
 static std::vector<const std::pair<std::string, eg::RuleRun>*> fired_rules(const pipeline::OptimizeResult& r) {
   std::vector<const std::pair<std::string, eg::RuleRun>*> out;
@@ -71,7 +76,7 @@ nlohmann::ordered_json run_report(const Graph& input, const pipeline::OptimizeRe
   j["cost_out"] = r.cost_out;
   // Estimated in node order (memory/peak_memory.h), at the symbols' hints.
   j["peak_bytes_in"] = peak_of(input, c.peak_in);
-  j["peak_bytes_out"] = peak_of(r.output, c.peak_out);
+  j["peak_bytes_out"] = peak_out(input, r, c);
   if (!c.greedy && !r.schedule.empty()) {
     nlohmann::ordered_json tried = nlohmann::ordered_json::object();
     for (const auto& [name, peak] : r.schedules_tried) tried[name] = peak;
@@ -166,7 +171,7 @@ void print_run(const Graph& input, const pipeline::OptimizeResult& r, const RunC
       for (const auto& [name, peak] : r.schedules_tried)
         tried += (tried.empty() ? "" : ", ") + name + " " + std::to_string(static_cast<long long>(peak / (1024.0 * 1024.0) + 0.5)) + " MiB";
       std::printf("memory: estimated peak %.1f MiB -> %.1f MiB, written in the order \"%s\" (%s)\n",
-                  peak_of(input, c.peak_in) / (1024.0 * 1024.0), peak_of(r.output, c.peak_out) / (1024.0 * 1024.0),
+                  peak_of(input, c.peak_in) / (1024.0 * 1024.0), peak_out(input, r, c) / (1024.0 * 1024.0),
                   r.schedule.c_str(), tried.c_str());
     }
     for (const std::string& why : r.declined) std::printf("declined: %s\n", why.c_str());

@@ -75,6 +75,7 @@ constexpr double kSaturationShare = 0.5;
 // next phase (the input was validated when loaded).
 void keep_input(OptimizeResult& r, const Graph& input, const std::string& phase, const std::string& why = "") {
   r.output = input;
+  r.output_is_input = true;
   r.nodes_out = r.nodes_in;
   r.layout_ops_out = r.layout_ops_in;
   r.sdpa_out = r.sdpa_in;

@@ -86,6 +86,9 @@ struct OptimizeResult {
   eg::StopReason stop = eg::StopReason::None;
   uint64_t z3_queries = 0, z3_cache_hits = 0, z3_calls = 0;
   double saturate_ms = 0, extract_ms = 0, write_ms = 0;
+  // The output is the input, kept (a time limit, the peak guard): what is
+  // estimated of the input holds for it, without a second pass.
+  bool output_is_input = false;
   // Where extract_ms went (the peak guard extracts and writes more than one
   // form where the first one's peak is over the input's): the extractions'
   // search, writing the chosen forms as graphs, and the order search for

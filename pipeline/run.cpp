@@ -51,6 +51,7 @@ RunResult run_file(const std::string& path, const RunOptions& options) {
     run.plan = plan_or_refuse(path, run.result.output, co);
     if (run.plan->time_limited) run.result.limited.push_back("chunk planning");
     run.result.output = run.plan->graph;
+    run.result.output_is_input = false;  // planning may have chunked it
     run.result.nodes_out = run.result.output.nodes.size();
     check_output_target(run.result.output, run.input, opts.target);
     run.chunk_ms = ms_since(t);
@@ -63,6 +64,7 @@ RunResult run_file(const std::string& path, const RunOptions& options) {
       run.declined = "nothing to gain: no attention fused or changed and no chunking (layout rewrites alone are not "
                      "worth the risk)";
       run.result.output = run.input;
+      run.result.output_is_input = true;
       run.result.nodes_out = run.result.nodes_in;
       run.result.layout_ops_out = run.result.layout_ops_in;
       run.result.cost_out = run.result.cost_in;

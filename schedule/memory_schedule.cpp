@@ -1,10 +1,12 @@
 #include "schedule/memory_schedule.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <queue>
 #include <stdexcept>
+#include <thread>
 
 #include "memory/peak_memory.h"
 #include "schedule/inductor_orders.h"
@@ -131,6 +133,18 @@ Order greedy_memory(const Graph& g, const ScheduleContext& c) {
       });
 }
 
+size_t order_threads() {
+  static const size_t threads = [] {
+    if (const char* env = std::getenv("SATOR_THREADS")) {
+      char* end = nullptr;
+      const unsigned long n = std::strtoul(env, &end, 10);
+      if (end != env && *end == '\0' && n >= 1) return static_cast<size_t>(std::min<unsigned long>(n, 64));
+    }
+    return static_cast<size_t>(std::max(1u, std::thread::hardware_concurrency()));
+  }();
+  return threads;
+}
+
 Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position, const std::function<bool()>& out_of_time) {
   Scheduled best;
   const std::vector<std::vector<NodeId>> operands = operands_of(g);
@@ -141,8 +155,12 @@ Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position, con
   best.peak_bytes = memory::peak_bytes_in_order(g, st, as_written);
   best.strategy = "as written";
   best.tried.emplace_back(best.strategy, best.peak_bytes);
-  // Each order is made only when its turn comes: past the time limit the
-  // rest are not (the writer's own order stands, its peak estimated).
+  // The candidate orders, each made and priced independently of the others
+  // (read-only over g and c): on a large graph they run side by side, a
+  // batch of as many as there are threads; a batch is begun only while time
+  // is left (past the limit the writer's own order stands, its peak
+  // estimated). The choice below reads them in this list's order whatever
+  // finished first, so the result is the sequential one.
   const std::vector<std::pair<std::string, std::function<Order()>>> candidates = {
       {"input order", [&] { return by_keys(g, c); }},
       {"frees first", [&] { return greedy_memory(g, c); }},
@@ -151,26 +169,40 @@ Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position, con
       {"earliest operands first", [&] { return earliest_operands_first(g, c); }},
       {"depth first", [&] { return depth_first(g, c); }},
   };
-  for (const auto& [name, make] : candidates) {
+  const size_t threads = g.nodes.size() >= kParallelOrdersNodes ? order_threads() : 1;
+  for (size_t first = 0; first < candidates.size(); first += threads) {
     if (out_of_time && out_of_time()) {
       best.cut = true;
       break;
     }
-    Order order = make();
-    const double peak = memory::peak_bytes_in_order(g, st, order);
-    best.tried.emplace_back(name, peak);
-    // The input's order wins a tie with the writer's: the estimate prices
-    // tensors Inductor fuses away, so its peak may sit where the step's does
-    // not, and orders it cannot tell apart differ on the GPU. The writer's
-    // order (outputs first, depth first) put every weight gradient of a
-    // model after the whole backward, holding each layer's activations to
-    // the end: gemma's bf16 training step +1.15 GB, measured (issue 38,
-    // python/gpu/memory_at_peak.py); the input's computes each where
-    // PyTorch did.
-    if (peak < best.peak_bytes || (name == "input order" && peak <= best.peak_bytes)) {
-      best.peak_bytes = peak;
-      best.strategy = name;
-      best.order = std::move(order);
+    const size_t end = std::min(candidates.size(), first + threads);
+    std::vector<Order> orders(end - first);
+    std::vector<double> peaks(end - first);
+    const auto make = [&](size_t k) {
+      orders[k - first] = candidates[k].second();
+      peaks[k - first] = memory::peak_bytes_in_order(g, st, orders[k - first]);
+    };
+    std::vector<std::thread> running;
+    for (size_t k = first + 1; k < end; ++k) running.emplace_back(make, k);
+    make(first);
+    for (std::thread& t : running) t.join();
+    for (size_t k = first; k < end; ++k) {
+      const std::string& name = candidates[k].first;
+      const double peak = peaks[k - first];
+      best.tried.emplace_back(name, peak);
+      // The input's order wins a tie with the writer's: the estimate prices
+      // tensors Inductor fuses away, so its peak may sit where the step's
+      // does not, and orders it cannot tell apart differ on the GPU. The
+      // writer's order (outputs first, depth first) put every weight
+      // gradient of a model after the whole backward, holding each layer's
+      // activations to the end: gemma's bf16 training step +1.15 GB,
+      // measured (issue 38, python/gpu/memory_at_peak.py); the input's
+      // computes each where PyTorch did.
+      if (peak < best.peak_bytes || (name == "input order" && peak <= best.peak_bytes)) {
+        best.peak_bytes = peak;
+        best.strategy = name;
+        best.order = std::move(orders[k - first]);
+      }
     }
   }
   best.graph = best.order.empty() ? std::move(g) : reordered(std::move(g), best.order);

@@ -39,6 +39,13 @@ std::vector<double> keys_from_positions(const std::vector<std::vector<NodeId>>& 
 // least key: the input's order, with frees pulled ahead.
 Order greedy_memory(const Graph& g, const ScheduleContext& c);
 
+// Candidate orders are made side by side from this many nodes (below it
+// they take milliseconds, less than starting threads is worth).
+constexpr size_t kParallelOrdersNodes = 20000;
+// Threads for the candidate orders: $SATOR_THREADS (1-64), else the
+// machine's hardware threads.
+size_t order_threads();
+
 struct Scheduled {
   Graph graph;
   std::string strategy;  // which order won: "as written", "input order", "frees first", or one of inductor_orders.h's
@@ -54,6 +61,9 @@ struct Scheduled {
 // except that the input's order wins a tie with the writer's.
 // `out_of_time` (when given) is asked before each candidate after the
 // writer's own: once it says so the rest are not tried (Scheduled::cut).
+// On a graph of kParallelOrdersNodes nodes or more the candidates run
+// order_threads() at a time (asked before each such batch); the choice is
+// the same as one at a time.
 Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position,
                               const std::function<bool()>& out_of_time = {});
 

@@ -5,7 +5,9 @@ greedy and `optimize --chunk auto` each take at most 25x the one-copy time
 (linear is 17x) in total and in every phase the report times (load,
 saturate or rewrite, extract, chunk, write), so that a quadratic phase cannot
 hide behind a fast one. Runs alternate between the two graphs and the
-figures are medians, so that a noisy machine does not fail it.
+figures are medians, so that a noisy machine does not fail it; a command
+over the bound is measured again and fails only if the medians of both
+rounds are still over.
 
 A phase that takes under 5 ms on one copy is compared against 5 ms: below
 that the timer and the process's start dominate, and a quadratic phase of
@@ -75,10 +77,14 @@ def main():
         for what, (args, phases) in commands.items():
             times = {1: [], COPIES: []}
             reports = {}
-            for _ in range(repeats):
-                for n, path in ((1, one), (COPIES, many)):
-                    reports[n] = run(a.sator, args, path, tmp)
-                    times[n].append(reports[n]["time_ms"])
+
+            def measure():
+                for _ in range(repeats):
+                    for n, path in ((1, one), (COPIES, many)):
+                        reports[n] = run(a.sator, args, path, tmp)
+                        times[n].append(reports[n]["time_ms"])
+
+            measure()
             if what == "optimize":
                 e1, e17 = reports[1]["egraph"], reports[COPIES]["egraph"]
                 print(f"iterations: 1 copy {e1['iterations']} ({e1['stop_reason']}), "
@@ -87,16 +93,15 @@ def main():
                     failures.append(f"saturation on {COPIES} copies differs from one copy")
             if repeats == 1:
                 continue
-            for phase in ["total", *phases]:
-                t1 = statistics.median(t[phase] for t in times[1])
-                t17 = statistics.median(t[phase] for t in times[COPIES])
-                base = t1 if phase == "total" else max(t1, FLOOR_MS)
-                ratio = t17 / base if base > 0 else float("inf")
-                print(f"{what} {phase}: 1 copy {t1:.1f} ms, {COPIES} copies {t17:.1f} ms ({ratio:.1f}x"
-                      f"{'' if base == t1 else f' of the {FLOOR_MS:.0f} ms floor'})")
-                if ratio > MAX_RATIO:
-                    failures.append(f"{what} {phase} on {COPIES} copies took {t17:.1f} ms, "
-                                    f"{ratio:.1f}x one copy's {t1:.1f} ms (at most {MAX_RATIO:.0f}x)")
+            over = ratios_over(what, phases, times)
+            if over:
+                # Once more, the new runs' medians with the first ones': a
+                # burst of load on a shared machine fails one round, a
+                # quadratic phase fails both.
+                print(f"{what}: over {MAX_RATIO:.0f}x in {', '.join(over)}; measured again")
+                measure()
+                over = ratios_over(what, phases, times)
+                failures += [f"{what} {o}" for o in over]
         check_constant_memory(a, tmp, failures)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -104,6 +109,22 @@ def main():
         print("FAIL:", f)
     print(f"{len(failures)} failed")
     return 1 if failures else 0
+
+
+def ratios_over(what, phases, times):
+    """Prints each phase's medians and ratio; returns those over MAX_RATIO."""
+    over = []
+    for phase in ["total", *phases]:
+        t1 = statistics.median(t[phase] for t in times[1])
+        t17 = statistics.median(t[phase] for t in times[COPIES])
+        base = t1 if phase == "total" else max(t1, FLOOR_MS)
+        ratio = t17 / base if base > 0 else float("inf")
+        print(f"{what} {phase}: 1 copy {t1:.1f} ms, {COPIES} copies {t17:.1f} ms ({ratio:.1f}x"
+              f"{'' if base == t1 else f' of the {FLOOR_MS:.0f} ms floor'})")
+        if ratio > MAX_RATIO:
+            over.append(f"{phase} on {COPIES} copies took {t17:.1f} ms, {ratio:.1f}x one copy's {t1:.1f} ms "
+                        f"(at most {MAX_RATIO:.0f}x)")
+    return over
 
 
 def check_constant_memory(a, tmp, failures):
