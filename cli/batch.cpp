@@ -1,5 +1,6 @@
 #include "cli/batch.h"
 
+#include <cstdlib>
 #include <unistd.h>
 
 #include <algorithm>
@@ -217,6 +218,10 @@ int run_batch(const BatchOptions& o) {
   std::fprintf(stderr, "sator batch: %zu graphs%s, %zu to run on %zu thread%s\n", inputs.size(),
                o.shard_count > 1 ? (" (shard " + std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count) + ")").c_str() : "",
                todo.size(), jobs, jobs == 1 ? "" : "s");
+  // Each job is a process of its own: jobs side by side already use the
+  // cores, so a large graph's order search stays on one thread in each
+  // (schedule/memory_schedule.h), unless the user said otherwise.
+  if (jobs > 1) setenv("SATOR_THREADS", "1", /*overwrite=*/0);
   Progress progress(inputs.size(), inputs.size() - todo.size());
   const std::atomic<bool>& stop = interrupt_flag();
   IsolationLimits limits;
