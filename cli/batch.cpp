@@ -1,12 +1,12 @@
 #include "cli/batch.h"
 
-#include <cstdlib>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
