@@ -10,8 +10,9 @@
 namespace sator::check {
 
 struct Application {
-  // Cyclic: the rule added to the root's class only terms that contain the
-  // root itself (x = f(x)); check-rules cannot evaluate such a claim.
+  // Cyclic: the rule added nothing to the root's class but terms that are
+  // the root itself. (A right-hand side holding the left-hand side as an
+  // inner term, x = f(x), is Rewritten: f applied to the original x.)
   enum class Outcome : uint8_t { Rewritten, NotFired, Unsound, Cyclic } outcome = Outcome::NotFired;
   Graph rhs;            // Rewritten: the instance with the root's class read through the rule's result
   std::string message;  // Unsound: why (a merge of classes of provably different types)

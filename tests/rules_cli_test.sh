@@ -161,6 +161,16 @@ EOF2
 "$sator" check-rules --rules "$tmp/numeric.rules" --trials 50 >"$tmp/num.txt" 2>&1 ||
   fail "check-rules on numeric conditions: $(tail -4 "$tmp/num.txt")"
 grep -q "2 of 2 rules pass" "$tmp/num.txt" || fail "numeric conditions: $(tail -4 "$tmp/num.txt")"
+# A right-hand side that holds the left-hand side as an inner term (issue 42:
+# rejected as "contains the left-hand side itself" although -x = ---x): the
+# right-hand side is read with the inner term computed as written, so the
+# true rule passes and the same shape of wrong rule fails with its values
+# (tests/planted_rules/39-neg-of-itself.rules).
+printf 'triple-neg: (neg ?x) => (neg (neg (neg ?x)))\nsplit-two: (mul.Scalar ?x ?c:number) => (mul.Scalar (mul.Scalar ?x 2) (times ?c 0.5))  if (= ?c 2)\n' \
+  >"$tmp/inner.rules"
+"$sator" check-rules --rules "$tmp/inner.rules" --trials 50 >"$tmp/inner.txt" 2>&1 ||
+  fail "a right-hand side holding the left-hand side: $(tail -6 "$tmp/inner.txt")"
+grep -q "2 of 2 rules pass" "$tmp/inner.txt" || fail "inner left-hand side: $(tail -4 "$tmp/inner.txt")"
 # Comparing values of different kinds is a type error at the comparison,
 # not a rule that never fires.
 printf 'bad-compare: (neg ?x) => ?x  if (= ?x 1)\n' >"$tmp/kinds.rules"
