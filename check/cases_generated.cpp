@@ -283,6 +283,7 @@ std::vector<RuleCase> generated_cases(const std::vector<rulelang::RuleFile>& fil
     c.index_map = layout_only(*r);
     c.draw_factor = 8;
     c.approx = r->approx;
+    c.branches = r->branches;
     // A multi-pattern: every root is an output, the rewritten ones first.
     c.rewritten_outputs = r->rhs.size();
     if (r->roots.size() > 1) c.index_map = false;  // the index proof reads one output

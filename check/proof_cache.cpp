@@ -23,8 +23,10 @@ namespace {
 // Bump when what check-rules proves or tests changes: earlier passes are
 // then checked again.
 // 2: the trials also run at the graph's own dtypes (issue 42); a pass from
-// version 1 says nothing about those.
-constexpr const char* kCheckerVersion = "sator check-rules 2 (200 trials, seed 1, tolerance 1e-9, 4 ulp at its dtypes)";
+// version 1 says nothing about those. 3: every branch of a right-hand
+// side must be taken by some trial.
+constexpr const char* kCheckerVersion =
+    "sator check-rules 3 (200 trials, seed 1, tolerance 1e-9, 4 ulp at its dtypes, every right-hand-side branch taken)";
 
 uint64_t fnv1a(uint64_t h, const char* data, size_t n) {
   for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(data[i])) * 0x100000001b3ULL;

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <random>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,12 @@ class Draw {
 
 using Generator = std::function<NodeId(Draw&, size_t rank)>;
 
+}  // namespace sator::check
+namespace sator::rulelang {
+struct BranchCounts;
+}  // namespace sator::rulelang
+namespace sator::check {
+
 struct RuleCase {
   std::string name;
   size_t min_rank = 0, max_rank = 6;  // ranks the generator accepts
@@ -84,6 +91,9 @@ struct RuleCase {
   // multi-pattern's rewritten roots (the generator returns the first and
   // puts the others first in Draw::extra_outputs).
   size_t rewritten_outputs = 1;
+  // A rule file's rule: how often each if of its right-hand side took each
+  // branch (the trials must take every branch; null for built-in rules).
+  std::shared_ptr<const rulelang::BranchCounts> branches{};
 };
 
 // Makes the rule set for one e-graph (rules hold references into it).

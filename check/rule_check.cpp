@@ -1,5 +1,7 @@
 #include "check/rule_check.h"
 
+#include "rulelang/compiled_rule.h"
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +12,7 @@
 #include "interp/compare.h"
 #include "ir/infer_context.h"
 #include "ir/shape_check.h"
+#include "rulelang/compiled_rule.h"
 #include "tensor/tensor_analysis.h"
 
 namespace sator::check {
@@ -179,6 +182,12 @@ RuleReport check_rule(const RuleCase& c, const RuleFactory& rules, const CheckOp
   }
 
   // ---- differential tests on concrete instances ----
+  // Each right-hand-side if's branch counts before the trials: a branch the
+  // trials never take is a form of the rule no trial compares.
+  std::vector<uint64_t> branch_before;
+  if (c.branches)
+    for (size_t k = 0; k < c.branches->at.size(); ++k)
+      for (bool then : {true, false}) branch_before.push_back(c.branches->taken(k, then));
   size_t concrete_index = 0;
   const size_t max_attempts = (o.trials * 20 + 50) * c.draw_factor;
   interp::EvalOptions eval;
@@ -234,6 +243,17 @@ RuleReport check_rule(const RuleCase& c, const RuleFactory& rules, const CheckOp
         fail("index proof (concrete sizes): Z3 gave no answer (" + ip.detail + ")", inst.lhs);
     }
   }
+  // Every branch of the right-hand side taken in some trial (issue 42: an
+  // if on rank 6 passed, the trials drawing ranks 0-5, and optimize then
+  // deleted an exp of a rank-6 tensor).
+  if (c.branches && r.trials > 0 && r.failures.empty())
+    for (size_t k = 0; k < c.branches->at.size(); ++k)
+      for (bool then : {true, false})
+        if (c.branches->taken(k, then) == branch_before[2 * k + (then ? 0 : 1)])
+          r.failures.push_back("the if at " + c.branches->at[k].text() + " never took its " +
+                               (then ? "then" : "else") + " branch in " + std::to_string(r.trials) +
+                               " trials: what the rule writes there is compared by none (a condition on the rule can "
+                               "exclude that case, or the trials' draws must reach it)");
   // At the graph's own dtypes (each op rounded to its dtype): a rule may
   // change a result by a rounding (one rounding in place of two), not more,
   // unless it says why (`approx`). A cast to a narrower dtype dropped passes

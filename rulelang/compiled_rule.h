@@ -5,6 +5,7 @@
 // here, so a rule that compiles only fails at run time by declining a match.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,6 +58,18 @@ struct MatchStep {
   size_t pattern = 0;   // a root step: which pattern of a multi-pattern
 };
 
+// How often each `if` of a rule's right-hand side (and its lets) took each
+// branch, over every e-graph the rule ran in (its copies share one count):
+// check-rules fails a rule whose trials never took a branch, since what
+// that branch writes was never compared.
+struct BranchCounts {
+  explicit BranchCounts(std::vector<Where> at)
+      : at(std::move(at)), hits(new std::atomic<uint64_t>[2 * this->at.size()]()) {}
+  std::vector<Where> at;                        // each if, in the file
+  std::unique_ptr<std::atomic<uint64_t>[]> hits;  // 2 per if: then, else
+  uint64_t taken(size_t branch, bool then) const { return hits[2 * branch + (then ? 0 : 1)].load(); }
+};
+
 struct Expr {
   // Like: (like ?n ARG...), a node with ?n's op and attributes over new inputs.
   enum class Kind : uint8_t { Var, Literal, Call, Build, If, Like } kind = Kind::Literal;
@@ -72,6 +85,7 @@ struct Expr {
   eg::OpId op_id = 0;
   std::vector<int> arg_params;  // Build: the parameter each argument fills
   std::vector<Expr> args;       // Call, Build, If (condition, then, else)
+  int branch = -1;              // If in a let or the right-hand side: its index in CompiledRule::branches
   Where at;
 };
 
@@ -101,6 +115,7 @@ struct CompiledRule {
   std::vector<std::pair<int, Expr>> lets;
   std::vector<Expr> conditions;
   std::vector<RootRewrite> rhs;      // one for the root, or one per rewritten root
+  std::shared_ptr<BranchCounts> branches;  // the lets' and right-hand side's ifs
   // The lets and conditions, each run as soon as the variables it reads are
   // bound: at point p, before step p is matched (p = steps.size(): the
   // binding is complete), so a binding that fails a condition is not

@@ -99,10 +99,24 @@ class Compiler {
       need(r_.rhs.back().expr, Type::Tensor, side->at, "the right-hand side");
     }
     schedule_checks(r_);
+    // The ifs that decide what the rule writes, numbered for their counts.
+    std::vector<Where> ifs;
+    for (auto& [v, e] : r_.lets) number_branches(e, ifs);
+    for (RootRewrite& side : r_.rhs) number_branches(side.expr, ifs);
+    r_.branches = std::make_shared<BranchCounts>(std::move(ifs));
     return std::move(r_);
   }
 
  private:
+  // (Expressions are depth-bounded when read: rule_spec.cpp.)
+  static void number_branches(Expr& e, std::vector<Where>& ifs) {
+    if (e.kind == Expr::Kind::If) {
+      e.branch = static_cast<int>(ifs.size());
+      ifs.push_back(e.at);
+    }
+    for (Expr& a : e.args) number_branches(a, ifs);
+  }
+
   const RuleSpec& spec_;
   CompiledRule r_;
   int fresh_ = 0;

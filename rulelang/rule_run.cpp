@@ -274,7 +274,11 @@ class Run {
     switch (e.kind) {
       case Expr::Kind::Var: return b.vals[static_cast<size_t>(e.var)].view();
       case Expr::Kind::Literal: return RValue::at(e.literal);
-      case Expr::Kind::If: return eval(e.args[eval(e.args[0], b).truth() ? 1 : 2], b);  // (a branch's shape is read in place too)
+      case Expr::Kind::If: {
+        const bool then = eval(e.args[0], b).truth();
+        if (e.branch >= 0 && r_.branches) r_.branches->hits[2 * static_cast<size_t>(e.branch) + (then ? 0 : 1)]++;
+        return eval(e.args[then ? 1 : 2], b);  // (a branch's shape is read in place too)
+      }
       case Expr::Kind::Call: {
         using S = Expr::Special;
         switch (e.special) {

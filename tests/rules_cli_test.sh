@@ -171,6 +171,14 @@ printf 'triple-neg: (neg ?x) => (neg (neg (neg ?x)))\nsplit-two: (mul.Scalar ?x 
 "$sator" check-rules --rules "$tmp/inner.rules" --trials 50 >"$tmp/inner.txt" 2>&1 ||
   fail "a right-hand side holding the left-hand side: $(tail -6 "$tmp/inner.txt")"
 grep -q "2 of 2 rules pass" "$tmp/inner.txt" || fail "inner left-hand side: $(tail -4 "$tmp/inner.txt")"
+# A branch of the right-hand side no trial takes is compared by none
+# (issue 42: an if on rank 6 passed, the trials drawing ranks 0-5): the rule
+# fails, naming the if.
+printf 'rank-six: (exp ?x) => (if (= (rank ?x) 6) ?x (exp (mul.Scalar ?x 1.0)))\n' >"$tmp/branch.rules"
+"$sator" check-rules --rules "$tmp/branch.rules" --trials 50 >"$tmp/branch.txt" 2>&1
+[ $? -eq 1 ] || fail "an untaken branch passed: $(tail -4 "$tmp/branch.txt")"
+grep -q "rank-six: the if at $tmp/branch.rules:1:23 never took its then branch in 50 trials" "$tmp/branch.txt" ||
+  fail "an untaken branch: $(tail -4 "$tmp/branch.txt")"
 # Comparing values of different kinds is a type error at the comparison,
 # not a rule that never fires.
 printf 'bad-compare: (neg ?x) => ?x  if (= ?x 1)\n' >"$tmp/kinds.rules"
