@@ -152,6 +152,12 @@ void run_optimize(const OptimizeCliOptions& given) {
     if (o.explain) {
       j["made_by"] = nlohmann::ordered_json::array();
       for (const auto& [node, rule] : r.made_by) j["made_by"].push_back({{"node", node}, {"rule", rule}});
+      j["removed"] = nlohmann::ordered_json::array();
+      for (const pipeline::Removal& x : r.removed)
+        j["removed"].push_back({{"node", x.node},
+                                {"replaced_by", x.replaced_by.empty() ? nlohmann::ordered_json(nullptr)
+                                                                      : nlohmann::ordered_json(x.replaced_by)},
+                                {"rules", x.explained ? nlohmann::ordered_json(x.rules) : nlohmann::ordered_json(nullptr)}});
     }
     write_file_atomic(o.report, j.dump(2) + "\n");
   }
@@ -160,6 +166,19 @@ void run_optimize(const OptimizeCliOptions& given) {
     // The nodes rules made (the others are the input's own, rewritten or not).
     std::printf("made by rules: %zu node%s\n", r.made_by.size(), r.made_by.size() == 1 ? "" : "s");
     for (const auto& [node, rule] : r.made_by) std::printf("  %s  <- %s\n", printable(node).c_str(), rule.c_str());
+    // The input's nodes the output no longer computes, and why.
+    std::printf("removed: %zu node%s of the input\n", r.removed.size(), r.removed.size() == 1 ? "" : "s");
+    for (const pipeline::Removal& x : r.removed) {
+      std::string rules;
+      for (const std::string& rule : x.rules) rules += (rules.empty() ? "" : ", ") + rule;
+      if (x.replaced_by.empty())
+        std::printf("  %s  no longer read (what read it was rewritten)\n", printable(x.node).c_str());
+      else if (!x.explained)
+        std::printf("  %s  -> %s\n", printable(x.node).c_str(), printable(x.replaced_by).c_str());
+      else
+        std::printf("  %s  -> %s  by %s\n", printable(x.node).c_str(), printable(x.replaced_by).c_str(),
+                    rules.empty() ? "loading (an identical node)" : rules.c_str());
+    }
   }
   if (o.explain_attention) {
     size_t fused = 0;
@@ -191,7 +210,7 @@ void add_optimize_command(CLI::App& app) {
   add_user_rule_options(cmd, opt.user_rules);
   cmd->add_option("--without-rule", opt.without_rules,
                   "leave out the shipped rule of this name (repeatable; `sator check-rules --list` lists them)");
-  cmd->add_flag("--explain", opt.explain, "name the rule that made each node of the result (also in --report as made_by)");
+  cmd->add_flag("--explain", opt.explain, "name the rule that made each node of the result, and the rules behind each node of the input it no longer computes (also in --report as made_by and removed)");
   cmd->add_flag("--explain-attention", opt.explain_attention,
                 "list every softmax over a rank-4 tensor: fused, or the first reason it was not (also in --report as "
                 "attention_blocks)");

@@ -1,6 +1,7 @@
 #include "egraph/explain.h"
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
 
 #include "egraph/egraph.h"
@@ -66,10 +67,7 @@ std::string Explain::term_text(Id id, const Language& lang) const {
   return s + ")";
 }
 
-// Appends the steps from a to b (not a's own line) to `out`.
-void Explain::flatten(Id a, Id b, const Language& lang, std::vector<Step>& out, int depth) const {
-  if (depth > 10000) throw std::runtime_error("explanation too deep");
-  if (a == b) return;
+std::vector<std::tuple<Id, Id, uint32_t, bool>> Explain::proof_edges(Id a, Id b) const {
   const std::vector<Id> pa = path_to_root(a), pb = path_to_root(b);
   // Lowest common ancestor: the first node of pa that is on pb.
   Id lca = kNoId;
@@ -87,7 +85,39 @@ void Explain::flatten(Id a, Id b, const Language& lang, std::vector<Step>& out, 
   for (Id x = b; x != lca; x = forest_[x].parent)
     down.emplace_back(forest_[x].parent, x, forest_[x].reason, !forest_[x].forward);
   edges.insert(edges.end(), down.rbegin(), down.rend());
+  return edges;
+}
 
+std::vector<std::string> Explain::rules_between(Id a, Id b) const {
+  if (g_.find(a) != g_.find(b)) throw std::invalid_argument("explain: the terms are not in one class");
+  std::vector<std::string> rules;
+  // Pairs of equal terms still to explain; a pair seen once is not walked
+  // again (congruences of a DAG reach the same pair by many paths).
+  std::vector<std::pair<Id, Id>> todo{{a, b}};
+  std::set<std::pair<Id, Id>> seen;
+  while (!todo.empty()) {
+    const auto [x, y] = todo.back();
+    todo.pop_back();
+    if (x == y || !seen.insert({x, y}).second) continue;
+    const auto edges = proof_edges(x, y);
+    // Children's pairs go on the stack in reverse, so they are explained in order.
+    for (auto e = edges.rbegin(); e != edges.rend(); ++e) {
+      const auto& [from, to, reason, forward] = *e;
+      if (reason != 0) continue;
+      for (size_t i = original_[from].size(); i-- > 0;) todo.emplace_back(original_[from][i], original_[to][i]);
+    }
+    for (const auto& [from, to, reason, forward] : edges)
+      if (reason != 0 && std::find(rules.begin(), rules.end(), reasons_[reason]) == rules.end())
+        rules.push_back(reasons_[reason]);
+  }
+  return rules;
+}
+
+// Appends the steps from a to b (not a's own line) to `out`.
+void Explain::flatten(Id a, Id b, const Language& lang, std::vector<Step>& out, int depth) const {
+  if (depth > 10000) throw std::runtime_error("explanation too deep");
+  if (a == b) return;
+  const auto edges = proof_edges(a, b);
   for (const auto& [from, to, reason, forward] : edges) {
     if (reason != 0) {
       out.push_back(Step{term_text(to, lang), reasons_[reason], forward});

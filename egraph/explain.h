@@ -41,6 +41,10 @@ class Explain {
   // or EGraph::add_expr-style helpers). Throws if they are not equal.
   std::vector<Step> explain_equivalence(Id a, Id b, const Language& lang) const;
   std::string term_text(Id id, const Language& lang) const;
+  // The rules on the proof that a equals b, in order, each once (what
+  // explain_equivalence's steps name, without writing out the terms: a
+  // term of a deep graph written as text is exponential in its depth).
+  std::vector<std::string> rules_between(Id a, Id b) const;
   size_t num_edges() const { return edges_; }
 
  private:
@@ -52,6 +56,8 @@ class Explain {
   void reroot(Id x);
   std::vector<Id> path_to_root(Id x) const;
   void flatten(Id a, Id b, const Language& lang, std::vector<Step>& out, int depth) const;
+  // The proof's edges from a to b: (from, to, reason, forward), reason 0 a congruence.
+  std::vector<std::tuple<Id, Id, uint32_t, bool>> proof_edges(Id a, Id b) const;
   uint32_t intern_reason(std::string_view r);
 
   const EGraph& g_;

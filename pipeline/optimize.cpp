@@ -114,7 +114,7 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
     keep_input(r, input, "saturation");
     return r;
   }
-  TensorEGraph t(input);
+  TensorEGraph t(input, options.explain);
   if (options.explain) t.egraph.enable_makers();
   const std::vector<eg::Rewrite> rules = rules_for(input, t, options);
   eg::Runner runner;
@@ -154,6 +154,7 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
       if (enode_of[i] != eg::kNoId)
         if (const std::string_view rule = t.egraph.made_by(enode_of[i]); !rule.empty())
           r.made_by.emplace_back(r.output.nodes[i].name, std::string(rule));
+  if (options.explain && !guard.declined) r.removed = explain_removals(t, r.output, enode_of);
   if (options.explain_attention)
     r.attention = explain_attention(input, t, r.output, enode_of, {options.training_attention, options.training_attention_bias, options.fuse_dropout});
   if (options.explain_attention && guard.declined)

@@ -14,6 +14,7 @@
 #include "egraph/runner.h"
 #include "ir/graph.h"
 #include "pipeline/explain_attention.h"
+#include "pipeline/explain_removals.h"
 
 namespace sator::pipeline {
 
@@ -102,6 +103,9 @@ struct OptimizeResult {
   // With OptimizeOptions::explain: each node of the output a rule made, as
   // (node name, rule), in the output's order.
   std::vector<std::pair<std::string, std::string>> made_by;
+  // With OptimizeOptions::explain: each input node the output no longer
+  // computes, and the rules behind it (pipeline/explain_removals.h).
+  std::vector<Removal> removed;
   // With OptimizeOptions::explain_attention: each attention softmax.
   std::vector<AttentionBlock> attention;
   // Phases the time limit cut short ("saturation", "extraction"; the CLI

@@ -12,8 +12,9 @@
 
 namespace sator {
 
-TensorEGraph::TensorEGraph(const Graph& g)
+TensorEGraph::TensorEGraph(const Graph& g, bool explanations)
     : prover(g.symbols), analysis(lang, prover), egraph(&analysis), source_(g) {
+  if (explanations) egraph.enable_explanations();
   node_class_.assign(g.nodes.size(), eg::kNoId);
   for (NodeId i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];

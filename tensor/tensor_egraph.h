@@ -24,7 +24,9 @@ namespace sator {
 
 class TensorEGraph {
  public:
-  explicit TensorEGraph(const Graph& source);
+  // `explanations`: the e-graph records why each union holds (egraph/explain.h;
+  // `optimize --explain` names the rules behind each removal).
+  explicit TensorEGraph(const Graph& source, bool explanations = false);
   TensorEGraph(const TensorEGraph&) = delete;
 
   TensorLanguage lang;
