@@ -279,7 +279,7 @@ std::vector<RuleCase> generated_cases(const std::vector<rulelang::RuleFile>& fil
     RuleCase c;
     c.name = r->name;
     c.min_rank = 0;
-    c.max_rank = 5;
+    c.max_rank = rulelang::kMaxCheckedRank;  // and no higher at run time (rule_run.cpp)
     c.index_map = layout_only(*r);
     c.draw_factor = 8;
     c.approx = r->approx;

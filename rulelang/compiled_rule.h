@@ -70,6 +70,11 @@ struct BranchCounts {
   uint64_t taken(size_t branch, bool then) const { return hits[2 * branch + (then ? 0 : 1)].load(); }
 };
 
+// The ranks check-rules draws a rule file's instances at (0 to this):
+// at run time a file's rule is not applied to a tensor of higher rank, which
+// no trial checked (issue 42: a rule wrong only at rank 6 passed).
+constexpr size_t kMaxCheckedRank = 5;
+
 struct Expr {
   // Like: (like ?n ARG...), a node with ?n's op and attributes over new inputs.
   enum class Kind : uint8_t { Var, Literal, Call, Build, If, Like } kind = Kind::Literal;

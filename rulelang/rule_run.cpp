@@ -154,6 +154,13 @@ class Run {
   // The right-hand sides of a complete binding. Every side is built before
   // any is merged: a side that declines leaves nothing merged.
   void use(Binding& x) {
+    // Only at the ranks check-rules checked the rule at.
+    for (size_t v = 0; v < r_.vars.size(); ++v)
+      if (x.has(v) && x.vals[v].cls != kNoId &&
+          t_.analysis.data(g_.find(x.vals[v].cls)).type.shape.size() > kMaxCheckedRank)
+        return;
+    for (Id c : root_classes_)
+      if (c != kNoId && t_.analysis.data(g_.find(c)).type.shape.size() > kMaxCheckedRank) return;
     try {
       built_.clear();
       for (const RootRewrite& side : r_.rhs) {

@@ -185,6 +185,26 @@ printf 'rank-six: (exp ?x) => (if (= (rank ?x) 6) ?x (exp (mul.Scalar ?x 1.0)))\
 [ $? -eq 1 ] || fail "an untaken branch passed: $(tail -4 "$tmp/branch.txt")"
 grep -q "rank-six: the if at $tmp/branch.rules:1:23 never took its then branch in 50 trials" "$tmp/branch.txt" ||
   fail "an untaken branch: $(tail -4 "$tmp/branch.txt")"
+# A file's rule is applied only at the ranks check-rules checks it at (0-5):
+# -(-x) => x rewrites a rank-5 tensor's and leaves a rank-6 one's alone.
+for rank in 5 6; do
+  python3 - "$rank" "$tmp/rank$rank.json" <<'PY'
+import json, sys
+rank = int(sys.argv[1])
+shape = [2] * rank
+stride = [2 ** (rank - 1 - i) for i in range(rank)]
+t = {"shape": shape, "stride": stride, "dtype": "float32"}
+nodes = [dict(name="x", op="placeholder", role="input", **t),
+         dict(name="n1", op="aten.neg.default", args=[{"node": "x"}], **t),
+         dict(name="n2", op="aten.neg.default", args=[{"node": "n1"}], **t),
+         {"name": "output", "op": "output", "args": [[{"node": "n2"}]]}]
+json.dump({"format": "sator.graph", "version": 1, "name": f"rank{rank}", "nodes": nodes}, open(sys.argv[2], "w"))
+PY
+  "$sator" optimize "$tmp/rank$rank.json" --rules-only "$ex/negation.rules" -o "$tmp/rank$rank.out.json" >"$tmp/rank$rank.txt" 2>&1 ||
+    fail "rank $rank: $(tail -3 "$tmp/rank$rank.txt")"
+done
+grep -q "4 nodes -> 2" "$tmp/rank5.txt" || fail "rank 5: $(grep nodes "$tmp/rank5.txt")"
+grep -q "4 nodes -> 4" "$tmp/rank6.txt" || fail "rank 6 was rewritten: $(grep nodes "$tmp/rank6.txt")"
 # Comparing values of different kinds is a type error at the comparison,
 # not a rule that never fires.
 printf 'bad-compare: (neg ?x) => ?x  if (= ?x 1)\n' >"$tmp/kinds.rules"
