@@ -75,7 +75,9 @@ void add_chunk_command(CLI::App& app) {
   cmd->add_option("graph", opt.path, "a sator.graph JSON file")->required();
   cmd->add_option("-o,--output", opt.out, "write the chunked graph here")->check(output_path());
   cmd->add_option("--report", opt.report, "write a JSON report here")->check(output_path());
-  cmd->add_option("--chunks", opt.chunks, "auto (default: double while it saves more memory than it costs time) or N");
+  CLI::Option* chunks =
+      cmd->add_option("--chunks", opt.chunks, "auto (default: double while it saves more memory than it costs time) or N");
+  add_old_spelling(cmd, "--chunk", chunks, opt.chunks);
   cmd->add_option("--memory-budget", opt.budget, "the fewest chunks whose estimated peak fits (bytes, or 8GiB, 6000MiB)");
   cmd->add_option("--device", opt.device, "cost-model device (h200)");
   cmd->add_option("--min-bytes", opt.min_bytes, "an amplifier's result is at least this large (default 64MiB)");

@@ -51,7 +51,7 @@ void refuse_unavailable(const OptimizeCliOptions& o) {
   auto refuse = [&](const std::string& what) { throw GraphError(o.path, "", what); };
   check_model_options(o.path, o.cost, o.device, o.extractor);
   if (!(o.ilp_time_limit > 0)) refuse("--ilp-time-limit must be a positive number of seconds");
-  if (!o.memory_budget.empty() && o.chunk == "off") refuse("--memory-budget needs --chunk auto");
+  if (!o.memory_budget.empty() && o.chunk == "off") refuse("--memory-budget needs --chunks auto");
   if (o.iter_limit == 0) refuse("--iter-limit must be at least 1");
   if (o.objective != "memory" && o.objective != "time" && o.objective != "balanced")
     refuse("--objective must be memory (the default: never raise the estimated peak), balanced or time");
@@ -240,8 +240,9 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--target", opt.target,
                   "what reads the output: any (default) or inductor-joint (only ops Inductor lowers in a joint "
                   "graph; what sator recomposed and did not fuse is written back in the input's form)");
-  cmd->add_option("--chunk", opt.chunk, "off (default), auto or N: chunk the extracted graph (sator chunk)");
-  cmd->add_option("--memory-budget", opt.memory_budget, "with --chunk auto: the fewest chunks whose estimated peak fits (bytes, or 8GiB)");
+  CLI::Option* chunks = cmd->add_option("--chunks", opt.chunk, "off (default), auto or N: chunk the extracted graph (sator chunk)");
+  add_old_spelling(cmd, "--chunk", chunks, opt.chunk);
+  cmd->add_option("--memory-budget", opt.memory_budget, "with --chunks auto: the fewest chunks whose estimated peak fits (bytes, or 8GiB)");
   cmd->add_flag("--verify", opt.verify, "run input and output on the same random inputs in the float64 reference interpreter "
                 "(symbols at small values) and compare; exit 1 without output if they differ");
   cmd->add_flag("--no-training-attention", opt.no_training_attention,

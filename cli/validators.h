@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -48,6 +49,20 @@ inline CLI::Validator in_range(double lo, double hi, bool open_low = false) {
         return "";
       },
       "NUMBER in [" + fmt(lo) + ", " + fmt(hi) + "]");
+}
+
+// An option's old spelling, still accepted: its value goes where the new
+// spelling's does, with a note on standard error (one spelling for each
+// option across the subcommands: `--chunks` in optimize and chunk alike).
+// Hidden from --help; given with the new spelling too, the later one holds.
+inline void add_old_spelling(CLI::App* cmd, const std::string& old_name, CLI::Option* current, std::string& target) {
+  const std::string new_name = current->get_name();
+  cmd->add_option(old_name, target)
+      ->group("")
+      ->each([old_name, new_name](const std::string&) {
+        std::fprintf(stderr, "sator: %s is spelled %s now (the old spelling is accepted for now)\n", old_name.c_str(),
+                     new_name.c_str());
+      });
 }
 
 }  // namespace sator::cli

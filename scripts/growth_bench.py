@@ -10,7 +10,7 @@ wide graph of 1,000,000 nodes (250,000 independent view/neg/view chains).
 Each (input, command) runs `repeat` times as its own process; the medians of
 the report's phase times and of the process's peak RSS (/usr/bin/time) are
 kept. Commands: `optimize` (load, saturate, extract, write), `greedy`,
-`compare` (greedy + saturation + stats) and `optimize --chunk auto` (the
+`compare` (greedy + saturation + stats) and `optimize --chunks auto` (the
 chunk planning time). Writes OUT_DIR/growth.json and OUT_DIR/growth.md, and
 OUT_DIR/growth.png when matplotlib is there (Debian's python3-matplotlib).
 """
@@ -142,7 +142,7 @@ def main():
                                      report, a.repeat)
         row["greedy"] = median_run(a.sator, ["greedy", path, "-o", os.path.join(a.out, "g.json")], report, a.repeat)
         if full:
-            row["chunk"] = median_run(a.sator, ["optimize", path, "--chunk", "auto", "-o",
+            row["chunk"] = median_run(a.sator, ["optimize", path, "--chunks", "auto", "-o",
                                                 os.path.join(a.out, "c.json")] + t_limit, report, a.repeat)
             row["compare"] = compare_run(a.sator, path, None, a.repeat)
         rows.append(row)
@@ -161,7 +161,7 @@ def main():
 
 def table(rows):
     out = ["| input | nodes | optimize s (load / saturate / extract / write) | iterations | optimize RSS MB | "
-           "greedy s | greedy RSS MB | chunk planning s | optimize --chunk auto s | compare s |",
+           "greedy s | greedy RSS MB | chunk planning s | optimize --chunks auto s | compare s |",
            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         o, g = r["optimize"], r["greedy"]
@@ -187,14 +187,14 @@ def plot(rows, path):
     n = [r["optimize"]["nodes_in"] for r in reps]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     series = [("optimize", lambda r: r["optimize"]["wall_s"]), ("greedy", lambda r: r["greedy"]["wall_s"]),
-              ("optimize --chunk auto", lambda r: r["chunk"]["wall_s"]), ("compare", lambda r: r["compare"]["wall_s"]),
+              ("optimize --chunks auto", lambda r: r["chunk"]["wall_s"]), ("compare", lambda r: r["compare"]["wall_s"]),
               ("saturate", lambda r: r["optimize"]["time_ms"]["saturate"] / 1e3),
               ("extract", lambda r: r["optimize"]["time_ms"]["extract"] / 1e3)]
     for name, f in series:
         ax1.plot(n, [f(r) for r in reps], marker="o", label=name)
     lin = [reps[0]["optimize"]["wall_s"] * x / n[0] for x in n]
     ax1.plot(n, lin, "k:", label="linear from 1 copy (optimize)")
-    for name, key in (("optimize", "optimize"), ("greedy", "greedy"), ("optimize --chunk auto", "chunk")):
+    for name, key in (("optimize", "optimize"), ("greedy", "greedy"), ("optimize --chunks auto", "chunk")):
         ax2.plot(n, [r[key]["rss_mb"] for r in reps], marker="o", label=name)
     for ax, xlabel, ylabel in ((ax1, "graph nodes (copies of GPT-2's training graph)", "seconds"),
                                (ax2, "graph nodes", "peak RSS (MB)")):

@@ -112,7 +112,7 @@ assert c["eager_us_after"] <= 1.05 * c["eager_us_before"], c
 assert [t["chunks"] for t in c["trials"]][:2] == [2, 4], c["trials"]
 PY
 # optimize --chunk: the extracted graph chunked; the report carries the plan and its time.
-"$sator" optimize "$g124" --chunk 8 -o "$tmp/oc.json" --report "$tmp/oc_r.json" > /dev/null || fail "optimize --chunk 8"
+"$sator" optimize "$g124" --chunks 8 -o "$tmp/oc.json" --report "$tmp/oc_r.json" > /dev/null || fail "optimize --chunks 8"
 python3 - "$tmp/oc_r.json" <<'PY' || fail "optimize --chunk report"
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -141,7 +141,18 @@ done
 grep -q "cannot be met: the least peak is" <("$sator" chunk "$g124" --memory-budget 1MiB 2>&1) ||
   fail "an impossible budget does not give the least peak"
 "$sator" optimize "$g124" --memory-budget 8GiB > /dev/null 2>&1; [ $? -eq 2 ] || fail "optimize --memory-budget without --chunk: not exit 2"
-"$sator" optimize "$g124" --chunk sometimes > /dev/null 2>&1; [ $? -eq 2 ] || fail "optimize --chunk sometimes: not exit 2"
+"$sator" optimize "$g124" --chunks sometimes > /dev/null 2>&1; [ $? -eq 2 ] || fail "optimize --chunks sometimes: not exit 2"
+# One spelling across the subcommands (--chunks); the old one still works, saying so.
+"$sator" optimize "$g124" --chunk 8 -o "$tmp/oc_old.json" 2> "$tmp/oc_old.err" > /dev/null || fail "optimize --chunk 8 (old spelling)"
+grep -q "sator: --chunk is spelled --chunks now" "$tmp/oc_old.err" || fail "no note on --chunk: $(cat "$tmp/oc_old.err")"
+cmp -s "$tmp/oc.json" "$tmp/oc_old.json" || fail "--chunk 8 and --chunks 8 wrote different graphs"
+# --version names the version, commit and rule set; help and a misspelled subcommand.
+"$sator" --version | grep -qE "^sator [0-9]+\.[0-9]+\.[0-9]+ \(git [0-9a-f]+(-dirty)?|unknown, rule set [0-9a-f]{16}, [0-9]+ rules\)" ||
+  fail "sator --version: $("$sator" --version)"
+"$sator" help | grep -q "SUBCOMMAND" || fail "sator help"
+"$sator" help optimize | grep -q -- "--time-limit" || fail "sator help optimize"
+"$sator" optimise x > /dev/null 2> "$tmp/typo.err"; [ $? -eq 2 ] || fail "a misspelled subcommand: not exit 2"
+grep -q "unknown subcommand 'optimise' (did you mean 'optimize'?)" "$tmp/typo.err" || fail "typo: $(cat "$tmp/typo.err")"
 # A dynamic graph planned at another size (--hint): attention chunked along its queries (dim 1).
 "$sator" chunk "$corpus/graphs/zoo_hf.infer.dyn.g0.json" --hint s27=4096 | grep -q "^chunk: amplifier bmm .*, dim 1, .* over s27 rows" ||
   fail "chunk --hint s27=4096 does not chunk the attention scores along the queries"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Growth (issues 22 and 40): 17 disjoint copies of a training graph against
 one. Saturation takes the same number of iterations and saturates; optimize,
-greedy and `optimize --chunk auto` each take at most 25x the one-copy time
+greedy and `optimize --chunks auto` each take at most 25x the one-copy time
 (linear is 17x) in total and in every phase the report times (load,
 saturate or rewrite, extract, chunk, write), so that a quadratic phase cannot
 hide behind a fast one. Runs alternate between the two graphs and the
@@ -33,7 +33,7 @@ FLOOR_MS = 5.0
 COMMANDS = {
     "optimize": (["optimize"], ["load", "saturate", "extract", "write"]),
     "greedy": (["greedy"], ["load", "rewrite", "write"]),
-    "chunk auto": (["optimize", "--chunk", "auto"], ["load", "saturate", "extract", "chunk", "write"]),
+    "chunk auto": (["optimize", "--chunks", "auto"], ["load", "saturate", "extract", "chunk", "write"]),
 }
 
 

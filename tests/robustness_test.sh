@@ -97,7 +97,7 @@ expect 2 "path separator" "$sator" batch-merge "$tmp/ok" --out "$tmp/merged"
 # Limits that cannot be met or make no sense are refused.
 expect 2 "whole number" "$sator" optimize "$tmp/g.json" --node-limit -5
 expect 2 "whole number" "$sator" batch "$tmp/src/graphs" --out "$tmp/out2" --jobs -1
-expect 2 "cannot be met" "$sator" optimize "$tmp/g.json" --chunk auto --memory-budget 1B -o "$tmp/budget.json"
+expect 2 "cannot be met" "$sator" optimize "$tmp/g.json" --chunks auto --memory-budget 1B -o "$tmp/budget.json"
 [ ! -e "$tmp/budget.json" ] || fail "an impossible --memory-budget still wrote its output"
 # Numbers outside what makes sense name their range (they were accepted: a
 # count past 2^64, 2^32 iterations, an infinite time limit, 1e30 GiB).
@@ -106,7 +106,7 @@ expect 2 "must be 1 to 1000000," "$sator" optimize "$tmp/g.json" --iter-limit 42
 expect 2 "at most 86400, not inf" "$sator" optimize "$tmp/g.json" --time-limit inf
 expect 2 "at most 86400, not 1e400" "$sator" optimize "$tmp/g.json" --time-limit 1e400
 expect 2 "at most 86400" "$sator" optimize "$tmp/g.json" --ilp-time-limit 1e400
-expect 2 "beyond 1 PiB" "$sator" optimize "$tmp/g.json" --chunk auto --memory-budget 1e30GiB
+expect 2 "beyond 1 PiB" "$sator" optimize "$tmp/g.json" --chunks auto --memory-budget 1e30GiB
 
 # Inputs that are not regular files are refused at once (they grew without
 # bound, blocked forever, or read as "0 of 0 rules pass").

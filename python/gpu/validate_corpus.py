@@ -4,7 +4,7 @@ outputs compared, both timed, peak memory measured against sator's estimate.
     python3 python/gpu/validate_corpus.py CORPUS_GRAPHS_DIR OUT_DIR [--only NAME...] [--deadline SECONDS]
                                           [--input-scale S]
 
-For each graph G the script runs `sator optimize G --chunk auto` ($SATOR, or
+For each graph G the script runs `sator optimize G --chunks auto` ($SATOR, or
 build/sator) and `sator info --json` on both files (the estimated peak), then:
   a1  G in run_graph.py (the reference runner used since issue 4),
   a2  G again in float64 (graphs computing in float32) or a second run,
@@ -100,7 +100,7 @@ def one(sator, path, tmp, scale):
     name = os.path.basename(path)[:-5]
     opt = os.path.join(tmp, name + ".sator.json")
     rep = os.path.join(tmp, name + ".report.json")
-    sator_json(sator, "optimize", path, "-o", opt, "--report", rep, "--chunk", "auto")
+    sator_json(sator, "optimize", path, "-o", opt, "--report", rep, "--chunks", "auto")
     with open(rep) as f:
         report = json.load(f)
     est_in = json.loads(sator_json(sator, "info", "--json", path))["peak_memory"]["peak_bytes"]

@@ -8,7 +8,7 @@ Inductor hands the pass each joint graph (training: forward and backward
 together; inference: the forward) before its own joint-graph passes. The pass
 writes it as a sator.graph file, runs `sator optimize` on it (attention
 fusion, layout identities, extraction by the cost model; on static graphs
-also `--chunk auto`), and rebuilds the graph in place from sator's output:
+also `--chunks auto`), and rebuilds the graph in place from sator's output:
 the placeholders stay, every other node is replaced, and each `sator.chunked`
 node becomes one `invoke_subgraph` call per chunk, so Inductor compiles the
 chunk body once and fuses nothing across chunks. Fake-tensor metadata is
@@ -219,7 +219,7 @@ class InductorPass(CustomGraphPass):
                 if self.decline_without_gain:
                     cmd.append("--decline-without-gain")
             if static and self.chunk != "off":
-                cmd += ["--chunk", self.chunk]
+                cmd += ["--chunks", self.chunk]
                 if self.memory_budget:
                     cmd += ["--memory-budget", str(self.memory_budget)]
             cmd += self.extra
