@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <exception>
 #include <limits>
 #include <optional>
 #include <queue>
@@ -178,14 +179,23 @@ Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position, con
     const size_t end = std::min(candidates.size(), first + threads);
     std::vector<Order> orders(end - first);
     std::vector<double> peaks(end - first);
+    // An exception in a thread (out of memory) is carried to this one and
+    // rethrown, as the sequential search would have thrown it.
+    std::vector<std::exception_ptr> failed(end - first);
     const auto make = [&](size_t k) {
-      orders[k - first] = candidates[k].second();
-      peaks[k - first] = memory::peak_bytes_in_order(g, st, orders[k - first]);
+      try {
+        orders[k - first] = candidates[k].second();
+        peaks[k - first] = memory::peak_bytes_in_order(g, st, orders[k - first]);
+      } catch (...) {
+        failed[k - first] = std::current_exception();
+      }
     };
     std::vector<std::thread> running;
     for (size_t k = first + 1; k < end; ++k) running.emplace_back(make, k);
     make(first);
     for (std::thread& t : running) t.join();
+    for (const std::exception_ptr& e : failed)
+      if (e) std::rethrow_exception(e);
     for (size_t k = first; k < end; ++k) {
       const std::string& name = candidates[k].first;
       const double peak = peaks[k - first];
