@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/kept_until_exit.h"
 #include "cli/chunk_report.h"
 #include "pipeline/run.h"
 #include "cli/commands.h"
@@ -36,9 +37,9 @@ void run_chunk(const ChunkCliOptions& o) {
   options.min_amplification = o.min_ratio;
   const auto start = std::chrono::steady_clock::now();
   require_distinct_outputs(o.path, {{"-o", o.out}, {"--report", o.report}});
-  Graph input = load_graph(o.path);
+  Graph& input = keep_until_exit(load_graph(o.path));
   apply_hints(o.path, input, o.hints);
-  const chunk::ChunkPlan plan = pipeline::plan_or_refuse(o.path, input, options);
+  const chunk::ChunkPlan& plan = keep_until_exit(pipeline::plan_or_refuse(o.path, input, options));
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::optional<interp::VerifyResult> verified;
   if (o.verify && plan.chunked) verified = interp::verify_optimized(input, plan.graph);

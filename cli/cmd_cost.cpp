@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/kept_until_exit.h"
 #include "cli/commands.h"
 #include "cli/validators.h"
 #include "cli/output_paths.h"
@@ -26,7 +27,7 @@ void run(const Options& o) {
   const cost::Device* d = cost::find_device(o.device);
   if (!d) throw CLI::ValidationError("--device", "unknown device '" + o.device + "' (known: h200)");
   require_distinct_outputs(o.path, {{"--csv", o.csv}});
-  const Graph g = load_graph(o.path);
+  const Graph& g = keep_until_exit(load_graph(o.path));
   const auto costs = cost::graph_costs(g, *d);
   std::map<std::string, std::pair<size_t, double>> by_kind;
   for (const auto& c : costs)

@@ -2,6 +2,7 @@
 // are filled boxes so the view/permute noise stands out; edges carry shapes.
 #include <CLI/CLI.hpp>
 
+#include "cli/kept_until_exit.h"
 #include "cli/commands.h"
 #include "cli/validators.h"
 #include "cli/output_paths.h"
@@ -61,7 +62,7 @@ std::string node_style(const Node& n) {
 
 void run_dot(const DotOptions& opt) {
   require_distinct_outputs(opt.path, {{"-o", opt.out}});
-  Graph g = load_graph(opt.path);
+  Graph& g = keep_until_exit(load_graph(opt.path));
   std::string out = "digraph \"" + escape(g.name) + "\" {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n"
                     "  edge [fontname=\"Helvetica\", fontsize=8];\n";
   for (NodeId id = 0; id < g.nodes.size(); ++id) {

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/kept_until_exit.h"
 #include "cli/commands.h"
 #include "cli/user_rules.h"
 #include "cli/validators.h"
@@ -46,7 +47,7 @@ void run_greedy(const GreedyCliOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   require_distinct_outputs(o.path, {{"-o", o.out}, {"--report", o.report}});
   const UserRules user = load_user_rules(o.user_rules);
-  const Graph input = load_graph(o.path);
+  const Graph& input = keep_until_exit(load_graph(o.path));
   const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
   pipeline::GreedyOptions opts;
@@ -57,7 +58,7 @@ void run_greedy(const GreedyCliOptions& o) {
   opts.device = o.device;
   opts.user_rules = user.files;
   opts.rules_only = user.only;
-  const pipeline::GreedyResult g = pipeline::greedy_optimize(input, opts);
+  const pipeline::GreedyResult& g = keep_until_exit(pipeline::greedy_optimize(input, opts));
 
   std::optional<interp::VerifyResult> verified;
   if (o.verify) verified = interp::verify_optimized(input, g.result.output);

@@ -10,6 +10,7 @@
 #include "memory/peak_memory.h"
 #include "memory/saved_memory.h"
 #include "schedule/saved_copies.h"
+#include "cli/kept_until_exit.h"
 #include "cli/commands.h"
 #include "ir/graph_io.h"
 #include "ir/graph_stats.h"
@@ -32,7 +33,7 @@ std::string range_text(const Symbol& s) {
 
 void run_info(const InfoOptions& opt) {
   const auto start = std::chrono::steady_clock::now();
-  Graph g = read_graph_file(opt.path);
+  Graph& g = keep_until_exit(read_graph_file(opt.path));
   const auto read_done = std::chrono::steady_clock::now();
   ShapeProver prover(g.symbols);
   ShapeCheckReport check = check_shapes(g, prover);

@@ -15,6 +15,7 @@
 #include "ir/printable.h"
 #include "cli/validators.h"
 #include "cli/output_paths.h"
+#include "cli/kept_until_exit.h"
 #include "cli/run_report.h"
 #include "cli/signals_held.h"
 #include "ir/graph_io.h"
@@ -109,7 +110,7 @@ void run_optimize(const OptimizeCliOptions& given) {
   opts.without_rules = o.without_rules;
   opts.explain = o.explain;
   opts.explain_attention = o.explain_attention;
-  const pipeline::RunResult done = pipeline::run_file(o.path, run);
+  const pipeline::RunResult& done = keep_until_exit(pipeline::run_file(o.path, run));
   const Graph& input = done.input;
   const pipeline::OptimizeResult& r = done.result;
   const std::optional<chunk::ChunkPlan>& plan = done.plan;
@@ -128,7 +129,7 @@ void run_optimize(const OptimizeCliOptions& given) {
   const auto t_write = std::chrono::steady_clock::now();
   bool written = false;
   if (!o.out.empty() && !failed) {
-    write_graph_file(r.output, o.out);
+    write_graph_file(done.output(), o.out);
     written = true;
   }
   const double file_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_write).count();

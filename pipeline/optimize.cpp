@@ -43,6 +43,14 @@ double estimate_cost(const Graph& g, const std::string& cost, const std::string&
 }
 
 void finish_result(OptimizeResult& r, const char* what, const std::string& cost, const std::string& device) {
+  if (r.output_is_input) {  // checked when loaded, estimated as the input
+    r.nodes_out = r.nodes_in;
+    r.layout_ops_out = r.layout_ops_in;
+    r.sdpa_out = r.sdpa_in;
+    r.cost_out = r.cost_in;
+    r.attention_changed = 0;
+    return;
+  }
   ShapeProver check_prover(r.output.symbols);
   const ShapeCheckReport check = check_shapes(r.output, check_prover);
   if (!check.issues.empty())
@@ -73,8 +81,9 @@ constexpr double kSaturationShare = 0.5;
 
 // The input as the result, with why: the time limit left no room for the
 // next phase (the input was validated when loaded).
-void keep_input(OptimizeResult& r, const Graph& input, const std::string& phase, const std::string& why = "") {
-  r.output = input;
+void keep_input(OptimizeResult& r, const Graph& input, const OptimizeOptions& options, const std::string& phase,
+                const std::string& why = "") {
+  if (options.copy_kept_input) r.output = input;
   r.output_is_input = true;
   r.nodes_out = r.nodes_in;
   r.layout_ops_out = r.layout_ops_in;
@@ -111,7 +120,7 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
 
   auto t0 = std::chrono::steady_clock::now();
   if (time_left() <= 0) {  // loading took the whole limit
-    keep_input(r, input, "saturation");
+    keep_input(r, input, options, "saturation");
     return r;
   }
   TensorEGraph t(input, options.explain);
@@ -139,7 +148,7 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
                   "time limit: %.2f s left, too little for an extraction of %zu e-nodes (%.2f s at least); the input "
                   "is kept",
                   std::max(0.0, time_left()), r.egraph_nodes, least_extract_s);
-    keep_input(r, input, "extraction", time_left() <= 0 ? "" : why);
+    keep_input(r, input, options, "extraction", time_left() <= 0 ? "" : why);
     r.z3_queries = t.prover.stats().queries;
     return r;
   }
@@ -156,12 +165,12 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
           r.made_by.emplace_back(r.output.nodes[i].name, std::string(rule));
   if (options.explain && !guard.declined) r.removed = explain_removals(t, r.output, enode_of);
   if (options.explain_attention)
-    r.attention = explain_attention(input, t, r.output, enode_of, {options.training_attention, options.training_attention_bias, options.fuse_dropout});
+    r.attention = explain_attention(input, t, kept_or_output(r, input), enode_of, {options.training_attention, options.training_attention_bias, options.fuse_dropout});
   if (options.explain_attention && guard.declined)
     for (AttentionBlock& b : r.attention)
       if (b.fused || b.why.rfind("fused in the e-graph", 0) == 0) b = {b.softmax, false, r.declined.back()};
   finish_result(r, "optimized", options.cost, options.device);
-  check_output_target(r.output, input, options.target);
+  check_output_target(kept_or_output(r, input), input, options.target);
   r.write_ms = ms_since(t0);
   r.z3_queries = t.prover.stats().queries;
   r.z3_cache_hits = t.prover.stats().cache_hits;
@@ -172,7 +181,7 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
 OptimizeResult optimize(const Graph& input, const OptimizeOptions& options) {
   const auto begin = std::chrono::steady_clock::now();
   OptimizeResult r = optimize_once(input, options);
-  if (!options.fuse_dropout || !rules::mixes_dropout_draws(input, r.output)) return r;
+  if (!options.fuse_dropout || !rules::mixes_dropout_draws(input, kept_or_output(r, input))) return r;
   // Part of a block fused with its dropout, part left drawing aten.rand:
   // the halves would drop different entries. Done again without dropout
   // fusion (blocks without dropout still fuse), in what the time limit leaves.

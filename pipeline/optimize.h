@@ -69,6 +69,11 @@ struct OptimizeOptions {
   // does, or to run the rule set of an earlier release. An unknown name is an
   // error (std::invalid_argument from rules_for).
   std::vector<std::string> without_rules;
+  // Where the input is kept (a time limit, the peak guard), copy it into
+  // OptimizeResult::output. false: leave output empty and read the input
+  // through kept_or_output() — copying 165,000 nodes took 150 ms of a 0.5 s
+  // --time-limit (issue 39); pipeline::run_file does this.
+  bool copy_kept_input = true;
 };
 
 struct OptimizeResult {
@@ -88,7 +93,8 @@ struct OptimizeResult {
   uint64_t z3_queries = 0, z3_cache_hits = 0, z3_calls = 0;
   double saturate_ms = 0, extract_ms = 0, write_ms = 0;
   // The output is the input, kept (a time limit, the peak guard): what is
-  // estimated of the input holds for it, without a second pass.
+  // estimated of the input holds for it, without a second pass. `output` is
+  // then a copy of it, or empty (OptimizeOptions::copy_kept_input).
   bool output_is_input = false;
   // Where extract_ms went (the peak guard extracts and writes more than one
   // form where the first one's peak is over the input's): the extractions'
@@ -130,6 +136,11 @@ double estimate_cost(const Graph& g, const std::string& cost, const std::string&
 
 // Validates r.output's shapes (std::logic_error naming `what` and the node
 // if they fail) and fills r's output counts and cost_out.
+// The graph a result stands for: its output, or the input it kept.
+inline const Graph& kept_or_output(const OptimizeResult& r, const Graph& input) {
+  return r.output_is_input ? input : r.output;
+}
+
 void finish_result(OptimizeResult& r, const char* what, const std::string& cost, const std::string& device);
 
 // Throws std::logic_error naming the node if `g` holds an op `target`

@@ -330,7 +330,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
                                     : std::string()) +
                          (no_room_to_write() ? "; the time limit ended the search for a form within it" : std::string()) +
                          "; the input is kept");
-    r.output = input;
+    if (options.copy_kept_input) r.output = input;
     r.output_is_input = true;
     enode_of.assign(input.nodes.size(), eg::kNoId);
     return g;

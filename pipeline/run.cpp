@@ -40,6 +40,7 @@ RunResult run_file(const std::string& path, const RunOptions& options) {
   run.load_ms = ms_since(t);
 
   OptimizeOptions opts = options.optimize;
+  opts.copy_kept_input = false;  // output() reads the input where it is kept
   opts.time_limit_s = std::max(1e-3, std::chrono::duration<double>(deadline - Clock::now()).count());
   run.result = optimize(run.input, opts);
 
@@ -48,7 +49,7 @@ RunResult run_file(const std::string& path, const RunOptions& options) {
     t = Clock::now();
     chunk::ChunkOptions co = *options.chunk;
     co.deadline = deadline;
-    run.plan = plan_or_refuse(path, run.result.output, co);
+    run.plan = plan_or_refuse(path, run.output(), co);
     if (run.plan->time_limited) run.result.limited.push_back("chunk planning");
     run.result.output = run.plan->graph;
     run.result.output_is_input = false;  // planning may have chunked it
@@ -63,7 +64,7 @@ RunResult run_file(const std::string& path, const RunOptions& options) {
     if (!fused && !chunked) {
       run.declined = "nothing to gain: no attention fused or changed and no chunking (layout rewrites alone are not "
                      "worth the risk)";
-      run.result.output = run.input;
+      run.result.output = Graph();
       run.result.output_is_input = true;
       run.result.nodes_out = run.result.nodes_in;
       run.result.layout_ops_out = run.result.layout_ops_in;
@@ -72,7 +73,7 @@ RunResult run_file(const std::string& path, const RunOptions& options) {
     }
   }
   // Verified before the caller writes anything: a graph that fails is not output.
-  if (options.verify) run.verified = interp::verify_optimized(run.input, run.result.output);
+  if (options.verify) run.verified = interp::verify_optimized(run.input, run.output());
   return run;
 }
 

@@ -33,11 +33,14 @@ struct RunOptions {
 
 struct RunResult {
   Graph input;
-  OptimizeResult result;  // result.output: the graph to write (the caller writes it)
+  OptimizeResult result;  // output(): the graph to write (the caller writes it)
   std::optional<chunk::ChunkPlan> plan;
   std::optional<interp::VerifyResult> verified;
   std::string declined;  // why the input was written unchanged ("" when it was not)
   double load_ms = 0, chunk_ms = 0;
+  // The graph to write: the optimized one, or the input where it was kept
+  // (not copied into result.output).
+  const Graph& output() const { return kept_or_output(result, input); }
 };
 
 // Throws GraphError (bad input, an impossible --memory-budget) naming
