@@ -279,6 +279,9 @@ const std::unordered_map<std::string_view, OpKernel>& kernels() {
       {"aten.lt.Tensor", [](const OpArgs& a) { return compare(a, std::less<double>()); }},
       {"aten.le.Scalar", [](const OpArgs& a) { return compare(a, std::less_equal<double>()); }},
       {"aten.le.Tensor", [](const OpArgs& a) { return compare(a, std::less_equal<double>()); }},
+      {"aten.logical_and.default", [](const OpArgs& a) {
+         return compare(a, [](double x, double y) { return x != 0.0 && y != 0.0; });
+       }},
       {"aten.bitwise_and.Tensor", [](const OpArgs& a) {
          return binary(a, "self", "other", [](double x, double y) {
            return static_cast<double>(static_cast<int64_t>(x) & static_cast<int64_t>(y));
@@ -345,6 +348,12 @@ const std::unordered_map<std::string_view, OpKernel>& kernels() {
       {"aten.addmm.default", [](const OpArgs& a) {
          const double beta = a.scalar("beta"), alpha = a.scalar("alpha");
          const Tensor64 p = mm(a.tensor("mat1"), a.tensor("mat2"));
+         return typed(a, zip(a.tensor("self"), p, [=](double s, double m) { return beta * s + alpha * m; },
+                             a.result_dtype()));
+       }},
+      {"aten.baddbmm.default", [](const OpArgs& a) {
+         const double beta = a.scalar("beta"), alpha = a.scalar("alpha");
+         const Tensor64 p = bmm(a.tensor("batch1"), a.tensor("batch2"));
          return typed(a, zip(a.tensor("self"), p, [=](double s, double m) { return beta * s + alpha * m; },
                              a.result_dtype()));
        }},

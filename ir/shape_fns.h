@@ -58,6 +58,7 @@ Inferred index_tensor(InferContext&);
 Inferred mm(InferContext&);
 Inferred bmm(InferContext&);
 Inferred addmm(InferContext&);
+Inferred baddbmm(InferContext&);
 Inferred matmul(InferContext&);  // what sator emits for recomposed batched matmuls
 Inferred linear(InferContext&);  // and for recomposed nn.Linear
 Inferred convolution(InferContext&);

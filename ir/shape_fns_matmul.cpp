@@ -43,6 +43,18 @@ InferredSlot scalar_slot(SymExpr v) {
 
 InferredSlot like(const TensorType& t) { return tensor_slot(t.shape, t.dtype); }
 
+// An added operand (addmm's and baddbmm's self) broadcasts to the product's
+// shape and no further: torch expands it to `out`, it does not grow `out`.
+// Each of its dimensions is proved 1 or the product's.
+void require_broadcasts_to(InferContext& c, const std::vector<SymExpr>& self, const std::vector<SymExpr>& out,
+                           const std::string& what) {
+  if (self.size() > out.size()) c.fail(what + ": self " + shape_text(self) + " has more dimensions than the product");
+  const size_t lead = out.size() - self.size();
+  for (size_t i = 0; i < self.size(); ++i)
+    if (c.prover().equal(self[i], SymExpr(1)) != Truth::True && c.prover().equal(self[i], out[lead + i]) != Truth::True)
+      c.fail(what + ": self " + shape_text(self) + " does not broadcast to the product's shape " + shape_text(out));
+}
+
 }  // namespace
 
 Inferred mm(InferContext& c) {
@@ -74,7 +86,23 @@ Inferred addmm(InferContext& c) {
   require_same(c, a.shape[1], b.shape[0], "addmm: inner dimensions differ");
   require_dtype(c, a, b);
   std::vector<SymExpr> out = {a.shape[0], b.shape[1]};
-  if (c.arg("self").is_node()) broadcast(c, c.tensor("self").shape, out);  // the bias must broadcast
+  if (c.arg("self").is_node()) require_broadcasts_to(c, c.tensor("self").shape, out, "addmm");
+  return Inferred::tensor(std::move(out), a.dtype);
+}
+
+// self * beta + (batch1 @ batch2) * alpha: [b, n, k] x [b, k, m], self
+// broadcasting into [b, n, m].
+Inferred baddbmm(InferContext& c) {
+  const TensorType& a = c.tensor("batch1");
+  const TensorType& b = c.tensor("batch2");
+  require_rank(c, a, 3, "baddbmm: batch1");
+  require_rank(c, b, 3, "baddbmm: batch2");
+  require_same(c, a.shape[0], b.shape[0], "baddbmm: batch sizes differ");
+  require_same(c, a.shape[2], b.shape[1], "baddbmm: inner dimensions differ");
+  require_dtype(c, a, b);
+  require_dtype(c, a, c.tensor("self"));
+  std::vector<SymExpr> out = {a.shape[0], a.shape[1], b.shape[2]};
+  require_broadcasts_to(c, c.tensor("self").shape, out, "baddbmm");
   return Inferred::tensor(std::move(out), a.dtype);
 }
 

@@ -320,8 +320,19 @@ std::vector<Function> make_functions() {
   add("-", {T::Size, T::Size}, T::Size, "difference", [](TensorEGraph&, Args a) { return of_size(to_size(a[0]->value()) - to_size(a[1]->value())); });
   add("*", {T::Size, T::Size}, T::Size, "product", [](TensorEGraph&, Args a) { return of_size(to_size(a[0]->value()) * to_size(a[1]->value())); });
   // Number arithmetic (Python scalars: a scale, a fill value), in double.
-  add("times", {T::Number, T::Number}, T::Number, "(times a b): the product of two numbers (a scale of a scale)",
-      [](TensorEGraph&, Args a) { return RValue::of(Value::of_float(to_double(a[0]->value()) * to_double(a[1]->value()))); });
+  // Two integers multiply as integers, as Python's do: x * (a * b) then
+  // keeps an integer tensor's dtype where (x * a) * b kept it (a float
+  // product made iota * 1 * 1 a float32 class merged with an int64 one).
+  add("times", {T::Number, T::Number}, T::Number, "(times a b): the product of two numbers (a scale of a scale); of two integers, an integer",
+      [](TensorEGraph&, Args a) {
+        const Value &x = a[0]->value(), &y = a[1]->value();
+        if (x.kind == Value::Kind::Int && y.kind == Value::Kind::Int) {
+          int64_t product = 0;
+          if (__builtin_mul_overflow(x.i, y.i, &product)) throw Decline{};
+          return RValue::of(Value::of_int(product));
+        }
+        return RValue::of(Value::of_float(to_double(x) * to_double(y)));
+      });
   add("one-over", {T::Number}, T::Number, "(one-over c): 1 / c, for a nonzero number (declines at 0)", [](TensorEGraph&, Args a) {
     const double c = to_double(a[0]->value());
     if (c == 0.0) throw Decline{};

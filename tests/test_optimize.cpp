@@ -9,6 +9,7 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "interp/verify.h"
 #include "ir/graph_builder.h"
 #include "ir/graph_io.h"
 #include "ir/graph_stats.h"
@@ -237,4 +238,35 @@ TEST_CASE("per-rule counts: each rule's matches and applications add up to the i
   CHECK(rule_applied == applied);
   CHECK(applied > 0);
   CHECK(view_of_view);  // llama's training graph stacks views
+}
+
+TEST_CASE("integer positions scaled by integers keep their dtype through scale-of-scale and scale-by-one",
+          "[optimize][rules]") {
+  // Key positions as a model computes them for a linear position bias:
+  // iota (int64) * 1 + 0, cast to float32 (captured from a module written
+  // for issue 41). scale-by-one puts iota and iota * 1 in one class, so
+  // scale-of-scale reads (iota * 1) * 1; `times` made the product 1.0 and
+  // iota * 1.0 is float32: "a rule merged two classes whose dtypes differ".
+  using B = GraphBuilder;
+  B b("positions");
+  const NodeId iota = b.op("prims.iota.default", {Value::of_int(512)},
+                           {{"start", Value::of_int(0)}, {"step", Value::of_int(1)},
+                            {"dtype", Value::of_dtype(DType::Int64)},
+                            {"device", Value::of_text(Value::Kind::Device, "cuda:0")},
+                            {"requires_grad", Value::of_bool(false)}});
+  const NodeId one = b.op("aten.mul.Tensor", {B::ref(iota), Value::of_int(1)});
+  const NodeId three = b.op("aten.mul.Tensor", {B::ref(b.op("aten.mul.Tensor", {B::ref(one), Value::of_int(3)})), Value::of_int(5)});
+  const NodeId shifted = b.op("aten.add.Tensor", {B::ref(three), Value::of_int(0)});
+  const NodeId cast = b.op("prims.convert_element_type.default", {B::ref(shifted), Value::of_dtype(DType::Float32)});
+  const Graph g = b.finish({cast});
+  const pipeline::OptimizeResult r = pipeline::optimize(g, {});
+  // (iota * 3) * 5 is iota * 15, an int64 product.
+  bool times_fifteen = false;
+  for (const Node& n : r.output.nodes)
+    if (n.op == "aten.mul.Tensor") {
+      CHECK(n.tensor.dtype == DType::Int64);
+      times_fifteen = times_fifteen || (n.args[1].kind == Value::Kind::Int && n.args[1].i == 15);
+    }
+  CHECK(times_fifteen);
+  CHECK(interp::verify_optimized(g, r.output).status == interp::VerifyResult::Status::Passed);
 }
