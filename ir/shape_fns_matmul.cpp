@@ -67,15 +67,21 @@ Inferred mm(InferContext& c) {
   return Inferred::tensor({a.shape[0], b.shape[1]}, a.dtype);
 }
 
+// [b, n, k] x [b, k, m] -> [b, n, m], for bmm and baddbmm (`op` names the
+// operands in messages).
+static std::vector<SymExpr> batched_product(InferContext& c, const TensorType& a, const TensorType& b, const std::string& op,
+                                            const char* first, const char* second) {
+  require_rank(c, a, 3, (op + ": " + first).c_str());
+  require_rank(c, b, 3, (op + ": " + second).c_str());
+  require_same(c, a.shape[0], b.shape[0], op + ": batch sizes differ");
+  require_same(c, a.shape[2], b.shape[1], op + ": inner dimensions differ");
+  require_dtype(c, a, b);
+  return {a.shape[0], a.shape[1], b.shape[2]};
+}
+
 Inferred bmm(InferContext& c) {
   const TensorType& a = c.tensor("self");
-  const TensorType& b = c.tensor("mat2");
-  require_rank(c, a, 3, "bmm: self");
-  require_rank(c, b, 3, "bmm: mat2");
-  require_same(c, a.shape[0], b.shape[0], "bmm: batch sizes differ");
-  require_same(c, a.shape[2], b.shape[1], "bmm: inner dimensions differ");
-  require_dtype(c, a, b);
-  return Inferred::tensor({a.shape[0], a.shape[1], b.shape[2]}, a.dtype);
+  return Inferred::tensor(batched_product(c, a, c.tensor("mat2"), "bmm", "self", "mat2"), a.dtype);
 }
 
 Inferred addmm(InferContext& c) {
@@ -94,14 +100,8 @@ Inferred addmm(InferContext& c) {
 // broadcasting into [b, n, m].
 Inferred baddbmm(InferContext& c) {
   const TensorType& a = c.tensor("batch1");
-  const TensorType& b = c.tensor("batch2");
-  require_rank(c, a, 3, "baddbmm: batch1");
-  require_rank(c, b, 3, "baddbmm: batch2");
-  require_same(c, a.shape[0], b.shape[0], "baddbmm: batch sizes differ");
-  require_same(c, a.shape[2], b.shape[1], "baddbmm: inner dimensions differ");
-  require_dtype(c, a, b);
+  std::vector<SymExpr> out = batched_product(c, a, c.tensor("batch2"), "baddbmm", "batch1", "batch2");
   require_dtype(c, a, c.tensor("self"));
-  std::vector<SymExpr> out = {a.shape[0], a.shape[1], b.shape[2]};
   require_broadcasts_to(c, c.tensor("self").shape, out, "baddbmm");
   return Inferred::tensor(std::move(out), a.dtype);
 }
