@@ -21,7 +21,9 @@ loss), the float32 eager reference, plain torch.compile and torch.compile with
 InductorPass (kept graphs under OUT_DIR/keep/FORM.SETUP.PHASE) run on the same
 weights and inputs; outputs and every gradient are compared with the
 reference (the zoo's tolerances, python/gpu/zoo_models.judge_equal), and the
-two compiled variants are timed interleaved (CUDA events, medians). Writes
+compiled variants are timed interleaved (CUDA events, medians). Training rows
+add a third variant, the pass with --training-attention-bias (a bias fused
+with the efficient kernel, opt-in today): the policy measured. Writes
 OUT_DIR/bias_forms.json: per row the pass's reports (attention fused,
 --explain-attention's reasons), errors, times.
 """
@@ -250,9 +252,15 @@ def run_row(form, setup, phase, args, out_dir):
     row = Row(form, setup, phase, args.size)
     ref = row.reference()
     keep = os.path.join(out_dir, "keep", tag)
-    p = InductorPass(keep_dir=keep, verbose=False, extra=["--explain-attention"])
+    passes = {"sator": InductorPass(keep_dir=keep, verbose=False, extra=["--explain-attention"])}
+    if phase == "train" and args.bias_variant:
+        # The training policy's other side: a bias fused with the efficient
+        # kernel (opt-in today), measured rather than assumed (issue 41).
+        passes["sator_bias"] = InductorPass(keep_dir=keep + ".bias", verbose=False,
+                                            extra=["--explain-attention", "--training-attention-bias"])
+    p = passes["sator"]
     fns, vals = {}, {}
-    for name, pass_obj in (("sator", p), ("plain", None)):
+    for name, pass_obj in list(passes.items()) + [("plain", None)]:
         fn = torch.compile(make_fn(f"{name}_{form}_{setup}_{phase}", phase))
         t0 = time.perf_counter()
         try:
@@ -264,20 +272,22 @@ def run_row(form, setup, phase, args, out_dir):
             continue
         res[name] = {"compile_s": round(time.perf_counter() - t0, 3)}
         fns[name], vals[name] = fn, row.values(out)
-    res["pass_reports"] = p.reports
-    for r in p.reports:  # --explain-attention's listing, from the kept report
-        kept = os.path.join(keep, f"joint{r['graph']}.report.json")
-        if os.path.exists(kept):
-            with open(kept) as f:
-                r["attention_blocks"] = json.load(f).get("attention_blocks")
+    for name, pass_obj in passes.items():
+        res[name + "_reports"] = pass_obj.reports
+        for r in pass_obj.reports:  # --explain-attention's listing, from the kept report
+            kept = os.path.join(pass_obj.keep_dir, f"joint{r['graph']}.report.json")
+            if os.path.exists(kept):
+                with open(kept) as f:
+                    r["attention_blocks"] = json.load(f).get("attention_blocks")
     eq = {}
-    for k in ref:
-        if "sator" in vals and "plain" in vals:
-            e_s, e_p = rel_err(vals["sator"][k], ref[k]), rel_err(vals["plain"][k], ref[k])
-            ok, why = judge_equal("amp-sdpa" if setup == "bf16" else "fp32-sdpa", e_s, e_p)
-            eq[k] = {"sator_vs_ref": e_s, "plain_vs_ref": e_p, "equal": ok, "reason": why}
+    for name in passes:
+        for k in ref:
+            if name in vals and "plain" in vals:
+                e_s, e_p = rel_err(vals[name][k], ref[k]), rel_err(vals["plain"][k], ref[k])
+                ok, why = judge_equal("amp-sdpa" if setup == "bf16" else "fp32-sdpa", e_s, e_p)
+                eq[f"{name}.{k}"] = {"sator_vs_ref": e_s, "plain_vs_ref": e_p, "equal": ok, "reason": why}
     res["equal"] = eq
-    if len(fns) == 2:
+    if "plain" in fns and len(fns) >= 2:
         for _ in range(3):
             for n in fns:
                 row.call(fns[n])
@@ -292,13 +302,14 @@ def run_row(form, setup, phase, args, out_dir):
                 times[n].append(s.elapsed_time(e))
         for n in fns:
             res[n]["ms"] = statistics.median(times[n])
-        res["speedup"] = res["plain"]["ms"] / res["sator"]["ms"]
-    fused = sum(r.get("attention_fused") or 0 for r in p.reports if not r.get("skipped"))
-    why = {b.get("why") for r in p.reports for b in (r.get("attention_blocks") or []) if not b.get("fused")}
-    print(f"{tag:34s} fused {fused}  equal {all(v['equal'] for v in eq.values()) if eq else None}  "
-          f"speedup {res.get('speedup', float('nan')):.3f}  "
-          + ("; ".join(str(r.get("skipped") or "") for r in p.reports if r.get("skipped")) + " | "
-             + " / ".join(sorted(str(w) for w in why)))[:400], flush=True)
+        res["speedup"] = {n: res["plain"]["ms"] / res[n]["ms"] for n in fns if n != "plain"}
+    for name, pass_obj in passes.items():
+        fused = sum(r.get("attention_fused") or 0 for r in pass_obj.reports if not r.get("skipped"))
+        why = {b.get("why") for r in pass_obj.reports for b in (r.get("attention_blocks") or []) if not b.get("fused")}
+        ok = all(v["equal"] for k, v in eq.items() if k.startswith(name + ".")) if eq else None
+        print(f"{tag:30s} {name:10s} fused {fused}  equal {ok}  speedup {res.get('speedup', {}).get(name, float('nan')):.3f}  "
+              + ("; ".join(str(r.get("skipped") or "") for r in pass_obj.reports if r.get("skipped")) + " | "
+                 + " / ".join(sorted(str(w) for w in why)))[:400], flush=True)
     return res
 
 
@@ -310,6 +321,8 @@ def main():
     ap.add_argument("--phases", nargs="+", default=["infer", "train"], choices=["infer", "train"])
     ap.add_argument("--size", nargs=4, type=int, default=[8, 12, 512, 768], metavar=("B", "H", "L", "D"))
     ap.add_argument("--iters", type=int, default=30)
+    ap.add_argument("--no-bias-variant", dest="bias_variant", action="store_false",
+                    help="training rows: leave out the variant with --training-attention-bias")
     args = ap.parse_args()
     if not find_sator():
         sys.exit("no sator binary (set $SATOR)")
