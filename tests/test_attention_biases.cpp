@@ -10,13 +10,16 @@
 // one matmul; the attention rules then take the sum as their one bias.
 // Inference and training, each fused and equal to the written graph in the
 // float64 interpreter.
+#include <filesystem>
 #include <string>
 
 #include <catch2/catch.hpp>
 
 #include "interp/verify.h"
 #include "ir/graph_builder.h"
+#include "ir/shape_check.h"
 #include "pipeline/optimize.h"
+#include "test_util.h"
 
 using namespace sator;
 
@@ -156,4 +159,30 @@ TEST_CASE("attention adding two biases fuses with their sum as its bias (trainin
     const interp::VerifyResult v = interp::verify_optimized(g, r.output);
     CHECK(v.status == interp::VerifyResult::Status::Passed);
   }
+}
+
+TEST_CASE("captured bias forms: every inference block fuses as the pass runs it", "[attention][forms][corpus]") {
+  // corpus/forms: the joint graphs InductorPass received from the modules of
+  // python/gpu/bias_forms.py (issue 41), at B 8, H 12, L 512. The options of
+  // `--preset inductor` (the pass's): Inductor's joint target, dropout fused.
+  size_t graphs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(test::corpus_path("forms"))) {
+    const std::string path = entry.path().string();
+    if (entry.path().extension() != ".json" || path.find(".infer.") == std::string::npos) continue;
+    INFO(path);
+    ++graphs;
+    const Graph g = load_graph(path);
+    pipeline::OptimizeOptions o;
+    o.target = "inductor-joint";
+    o.fuse_dropout = true;
+    o.explain_attention = true;
+    const pipeline::OptimizeResult r = pipeline::optimize(g, o);
+    REQUIRE(!r.attention.empty());
+    for (const pipeline::AttentionBlock& b : r.attention) {
+      INFO(b.softmax << ": " << b.why);
+      CHECK(b.fused);
+    }
+    CHECK(r.sdpa_out == r.attention.size());
+  }
+  CHECK(graphs >= 2);
 }
