@@ -44,6 +44,19 @@ std::string csv_escape(const std::string& s) {
 int decimals_of(const char* key) { return std::string(key) == "cost" ? 3 : 0; }
 
 // -1, 0, 1: sator better, equal, worse than greedy (lower is better), or 2 if unknown.
+// Why sator's result reads worse than greedy's where it kept the input's
+// form on purpose (the peak guard, a time limit): " (kept the input: ...)".
+std::string kept_why(const ordered_json& r, bool worse) {
+  if (!worse || !r.contains("sator") || !r["sator"].is_object()) return "";
+  for (const ordered_json& d : r["sator"].value("declined", ordered_json::array()))
+    if (d.is_string() && d.get<std::string>().find("the input is kept") != std::string::npos) {
+      std::string why = d.get<std::string>();
+      const size_t colon = why.find(':');
+      return " (input kept: " + why.substr(0, colon) + ")";
+    }
+  return "";
+}
+
 int verdict(const ordered_json& r, const char* key) {
   const ordered_json g = field(r, "greedy", key), s = field(r, "sator", key);
   if (g.is_null() || s.is_null()) return 2;
@@ -65,7 +78,7 @@ size_t write_summaries(const std::string& out, std::vector<ordered_json> results
   std::string timings = "graph,greedy_ms,sator_ms\n";
   ordered_json rows = ordered_json::array(), failed = ordered_json::array();
   ordered_json totals = ordered_json::object();
-  size_t ok = 0, inductor_graphs = 0;
+  size_t ok = 0, inductor_graphs = 0, inductor_costed = 0;
   int counts[2][3] = {{0, 0, 0}, {0, 0, 0}};  // [layout, cost][better, equal, worse]
   std::string md_rows;
   for (const ordered_json& r : results) {
@@ -91,6 +104,7 @@ size_t write_summaries(const std::string& out, std::vector<ordered_json> results
     ++ok;
     const bool has_inductor = !r["inductor"].is_null();
     inductor_graphs += has_inductor;
+    inductor_costed += has_inductor && !field(r, "inductor", "cost").is_null();
     for (const char* m : kMethods)
       for (const char* f : kFields) {
         const ordered_json v = field(r, m, f);
@@ -111,7 +125,7 @@ size_t write_summaries(const std::string& out, std::vector<ordered_json> results
                cell("inductor", "attention_fused", 0) + " | " + cell("input", "cost", 1) + " | " + cell("greedy", "cost", 1) +
                " | **" + cell("sator", "cost", 1) + "** | " + cell("inductor", "cost", 1) + " | " +
                (lv == -1 ? "fewer layout ops" : lv == 1 ? "MORE layout ops" : "same layout ops") + ", " +
-               (cv == -1 ? "cheaper" : cv == 1 ? "COSTLIER" : "same cost") + " |\n";
+               (cv == -1 ? "cheaper" : cv == 1 ? "COSTLIER" : "same cost") + kept_why(r, lv == 1 || cv == 1) + " |\n";
   }
   // Graphs with no result (their shard never finished): a row each, after
   // the results, so a user reading any one file sees what is missing.
@@ -168,9 +182,12 @@ size_t write_summaries(const std::string& out, std::vector<ordered_json> results
         std::to_string(inductor_graphs) + " graphs) | " + total("greedy", "attention_fused", 0) + " / **" +
         total("sator", "attention_fused", 0) + "** / " + total("inductor", "attention_fused", 0) + " | " +
         total("input", "cost", 1) + " | " + total("greedy", "cost", 1) + " | **" + total("sator", "cost", 1) + "** | " +
-        total("inductor", "cost", 1) + " | |\n\n";
+        total("inductor", "cost", 1) + " (" + std::to_string(inductor_costed) + " graphs) | |\n\n";
   md += "Cost: the roofline model's estimated compiled time in µs (or node count with `--cost nodes`); Inductor's "
-        "column is its graph after its joint-graph passes where the corpus holds it. Per-graph details: "
+        "column is its graph after its joint-graph passes where the corpus holds it, – where that graph calls chunk "
+        "bodies the corpus does not hold (`hop.invoke_subgraph`). \"input kept\": sator wrote the input's form where "
+        "its own would have raised the estimated peak (or the time limit ran out), so it can read worse than greedy's. "
+        "Per-graph details: "
         "`graphs/NAME.json`; times of each method: `timings.csv`.\n\n";
   md += "## Charts\n\nMade by `scripts/plot` from this folder:\n\n"
         "![layout ops](charts/layout_ops.svg)\n\n![estimated cost](charts/cost.svg)\n\n"
