@@ -104,6 +104,10 @@ nlohmann::ordered_json run_report(const Graph& input, const pipeline::OptimizeRe
     const interp::VerifyResult& v = *c.verify;
     nlohmann::ordered_json o = {{"status", interp::verify_status_name(v.status)},
                                 {"max_rel_error", v.max_error},
+                                {"dtype_error_in", v.dtype_error_in < 0 ? nlohmann::ordered_json(nullptr)
+                                                                       : nlohmann::ordered_json(v.dtype_error_in)},
+                                {"dtype_error_out", v.dtype_error_out < 0 ? nlohmann::ordered_json(nullptr)
+                                                                         : nlohmann::ordered_json(v.dtype_error_out)},
                                 {"symbols", v.symbols},
                                 {"elements", v.elements},
                                 {"random_ops", v.random_ops ? "drawn from identical streams (by node name)" : "none"},
@@ -178,15 +182,26 @@ void print_run(const Graph& input, const pipeline::OptimizeResult& r, const RunC
   }
 }
 
+static std::string fmt_error(double e) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2e", e);
+  return buf;
+}
+
 void print_verify(const interp::VerifyResult& v) {
   std::string symbols;
   for (const auto& [name, value] : v.symbols) symbols += (symbols.empty() ? "" : ", ") + name + "=" + std::to_string(value);
   if (v.status == interp::VerifyResult::Status::Skipped)
     std::printf("verify: SKIPPED, not verified (exit status %d): %s\n", kExitNotVerified, v.detail.c_str());
   else
-    std::printf("verify: %s, max relative error %.2e (float64 reference%s%s%s), %.1f s\n",
+    std::printf("verify: %s, max relative error %.2e (float64 reference%s%s%s)%s, %.1f s\n",
                 interp::verify_status_name(v.status), v.max_error, symbols.empty() ? "" : " at ", symbols.c_str(),
-                v.random_ops ? "; random ops on identical streams" : "", v.seconds);
+                v.random_ops ? "; random ops on identical streams" : "",
+                v.dtype_error_out < 0 ? ""
+                                      : (", at the dtypes " + fmt_error(v.dtype_error_out) + " against the input's " +
+                                         fmt_error(v.dtype_error_in))
+                                            .c_str(),
+                v.seconds);
 }
 
 void fail_if_unverified(const std::string& path, const interp::VerifyResult& v) {

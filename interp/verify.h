@@ -1,6 +1,11 @@
 // `sator optimize --verify`: the input graph and its optimization run on the
 // same random inputs in the reference interpreter, outputs compared.
 //
+// Then both run at their own dtypes (each op's result rounded to its dtype,
+// interp/rounding.h) and are measured against the input's float64 values:
+// the output passes if it is no more than VerifyOptions::dtype_factor times
+// as far from them as the input is.
+//
 // Symbolic sizes take small values within their ranges, so that whole models
 // run in seconds; a graph whose tensors at those sizes would still hold more
 // than `max_elements` numbers in all (a large static graph) is skipped,
@@ -24,11 +29,20 @@ struct VerifyOptions {
   // matmul, SDPA's own softmax) agree to about 1e-9 (measured: docs/interp.md);
   // a wrong rewrite differs at order 1e-2 or more.
   double tolerance = 1e-7;
+  // At the graphs' own dtypes (every result rounded as the hardware rounds
+  // it): the output may be at most this many times as far from the input's
+  // real-number (float64) values as the input itself is at its dtypes, plus
+  // `tolerance`. A fused kernel that accumulates in float32 is nearer; a
+  // dropped cast or a 16-bit sum is orders of magnitude further (issue 42).
+  double dtype_factor = 2.0;
 };
 
 struct VerifyResult {
   enum class Status : uint8_t { Passed, Failed, Skipped } status = Status::Skipped;
-  double max_error = 0.0;
+  double max_error = 0.0;   // float64: output against input, relative
+  // At the graphs' dtypes, each against the input's float64 values: the
+  // input's own rounding error and the output's (-1: not measured).
+  double dtype_error_in = -1.0, dtype_error_out = -1.0;
   std::string detail;      // why skipped or failed; empty when passed
   SymbolValues symbols;    // the values the symbols took
   int64_t elements = 0;    // elements of all the graph's tensors at those values

@@ -7,6 +7,7 @@
 #include "interp/compare.h"
 #include "interp/graph_eval.h"
 #include "interp/rounding.h"
+#include "interp/verify.h"
 #include "ir/graph_builder.h"
 
 using namespace sator;
@@ -53,4 +54,36 @@ TEST_CASE("a graph at its dtypes: a round trip through bfloat16 is not the ident
   CHECK(at.max_error > 1e-4);
   // A graph against itself: exact at its dtypes too.
   CHECK(compare_graphs(trip, trip, {}, 7, rounded).max_ulp == 0);
+}
+
+TEST_CASE("verify at the dtypes: an output that rounds where the input did not fails", "[interp][dtype][verify]") {
+  // sum(x * w) in float32, against the same sum over operands rounded to
+  // bfloat16: equal in float64 (the casts are the identity there), 2^-9-ish
+  // apart at the dtypes, where the input is within float32's 2^-24.
+  const auto product = [](bool through_bf16) {
+    GraphBuilder b(through_bf16 ? "through bf16" : "float32");
+    NodeId x = b.input({8, 64}), w = b.input({8, 64});
+    if (through_bf16) {
+      const auto round = [&](NodeId t) {
+        const NodeId down = b.op("prims.convert_element_type.default", {GraphBuilder::ref(t), Value::of_dtype(DType::BFloat16)});
+        return b.op("prims.convert_element_type.default", {GraphBuilder::ref(down), Value::of_dtype(DType::Float32)});
+      };
+      x = round(x);
+      w = round(w);
+    }
+    const NodeId p = b.op("aten.mul.Tensor", {GraphBuilder::ref(x), GraphBuilder::ref(w)});
+    return b.finish({b.op("aten.sum.dim_IntList", {GraphBuilder::ref(p), GraphBuilder::ints({-1}), Value::of_bool(false)})});
+  };
+  const Graph exact = product(false), rounded = product(true);
+  const VerifyResult worse = verify_optimized(exact, rounded);
+  CHECK(worse.max_error < 1e-12);  // the float64 reading cannot tell them apart
+  CHECK(worse.status == VerifyResult::Status::Failed);
+  CHECK(worse.detail.find("at the graphs' dtypes") != std::string::npos);
+  CHECK(worse.dtype_error_out > 100 * worse.dtype_error_in);
+  // The other way round the output is nearer the real numbers than the
+  // input (as a fused kernel accumulating in float32 is): it passes.
+  const VerifyResult better = verify_optimized(rounded, exact);
+  CHECK(better.status == VerifyResult::Status::Passed);
+  CHECK(better.dtype_error_out < better.dtype_error_in);
+  CHECK(verify_optimized(exact, exact).status == VerifyResult::Status::Passed);
 }
