@@ -96,6 +96,20 @@ std::string output_name(const Graph& g, size_t index) {
   return "";
 }
 
+// What an output may be off at the graph's narrowest floating dtype whatever
+// the input's own error (the zoo's tolerances, python/gpu/zoo_models.py): a
+// softmax gradient that nearly cancels has a relative error many times the
+// input's under a reformulation as exact as FlashAttention's backward.
+double dtype_floor(const Graph& g) {
+  bool half = false, single = false;
+  for (const Node& n : g.nodes) {
+    if (n.result != Node::Result::Tensor) continue;
+    half |= n.tensor.dtype == DType::BFloat16 || n.tensor.dtype == DType::Float16;
+    single |= n.tensor.dtype == DType::Float32;
+  }
+  return half ? 3e-2 : single ? 1e-3 : 0.0;
+}
+
 std::string format_number(double x) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", x);
@@ -150,12 +164,14 @@ VerifyResult verify_optimized(const Graph& input, const Graph& output, const Ver
     size_t worst_in = 0;
     r.dtype_error_in = max_output_error(evaluate_graph(input, inputs, r.symbols, rounded), real, &worst_in);
     r.dtype_error_out = max_output_error(evaluate_graph(output, inputs, r.symbols, rounded), real, &worst);
-    if (!(r.dtype_error_out <= o.dtype_factor * r.dtype_error_in + o.tolerance)) {
+    const double floor = dtype_floor(input);
+    if (!(r.dtype_error_out <= std::max(o.dtype_factor * r.dtype_error_in, floor) + o.tolerance)) {
       r.status = VerifyResult::Status::Failed;
       r.detail = "at the graphs' dtypes, output #" + std::to_string(worst) + output_name(input, worst) +
                  " is " + format_number(r.dtype_error_out) + " from the float64 values, more than " +
                  format_number(o.dtype_factor) + "x the input's own " + format_number(r.dtype_error_in) +
-                 " (a rounding the input does not do, or one it does dropped)";
+                 " and than the " + format_number(floor) +
+                 " its narrowest float dtype allows (a rounding the input does not do)";
     }
   } catch (const InterpError& e) {
     r.status = VerifyResult::Status::Failed;

@@ -31,9 +31,10 @@ struct VerifyOptions {
   double tolerance = 1e-7;
   // At the graphs' own dtypes (every result rounded as the hardware rounds
   // it): the output may be at most this many times as far from the input's
-  // real-number (float64) values as the input itself is at its dtypes, plus
-  // `tolerance`. A fused kernel that accumulates in float32 is nearer; a
-  // dropped cast or a 16-bit sum is orders of magnitude further (issue 42).
+  // real-number (float64) values as the input itself is at its dtypes (or
+  // the zoo's tolerance for the graph's narrowest float dtype: 1e-3 float32,
+  // 3e-2 16-bit), plus `tolerance`. A fused kernel that accumulates in
+  // float32 is nearer; a 16-bit sum of float32 values is further (issue 42).
   double dtype_factor = 2.0;
 };
 
