@@ -21,9 +21,10 @@ Before the rebuilt graph is accepted, every op it holds that the input did
 not is checked against this process's Inductor lowering and decomposition
 tables (`unlowerable_ops`).
 
-When anything fails (the binary is missing or refuses the graph, an op the
-rebuild cannot express, an op Inductor could not lower) the graph is left
-exactly as it was and a warning says why: the pass never breaks a compile.
+When anything fails (the binary refuses the graph, an op the rebuild cannot
+express, an op Inductor could not lower) the graph is left exactly as it was
+and a warning says why: the pass never breaks a compile. A missing binary is
+an error when the pass is made (missing_ok=True: a warning per graph).
 """
 import gc
 import hashlib
@@ -49,9 +50,15 @@ except ImportError:  # older torch: a plain callable works as a pass too
 
 
 def find_sator(explicit=None):
-    """The sator binary: `explicit`, $SATOR, `sator` on PATH, or this checkout's build/sator."""
+    """The sator binary: `explicit`, else $SATOR, else `sator` on PATH, else
+    this checkout's build/sator; None where there is none. A path that was
+    given (`explicit` or $SATOR) and is not an executable file gives None:
+    a typo must not fall back to another binary."""
+    for given in (explicit, os.environ.get("SATOR")):
+        if given:
+            return given if os.path.isfile(given) and os.access(given, os.X_OK) else None
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    for c in (explicit, os.environ.get("SATOR"), shutil.which("sator"), os.path.join(here, "build", "sator")):
+    for c in (shutil.which("sator"), os.path.join(here, "build", "sator")):
         if c and os.path.isfile(c) and os.access(c, os.X_OK):
             return c
     return None
@@ -75,6 +82,8 @@ class InductorPass(CustomGraphPass):
     faster to 1.4% slower on the zoo's training steps, so the pass does not
     bet the user's step on them. With the defaults the pass runs `sator
     optimize --preset inductor`, which a kept graph can be run with again.
+    missing_ok: without a sator binary the constructor raises (saying where
+    it looked); True leaves every graph unchanged with a warning instead.
     target: "inductor-joint" (default) or "any" (tests only: the output may
     hold ops Inductor cannot lower, which the pass then declines).
     fuse_dropout: True (default) fuses attention whose probabilities go
@@ -87,8 +96,18 @@ class InductorPass(CustomGraphPass):
     sator did, or why the graph was left alone)."""
 
     def __init__(self, sator=None, chunk="off", memory_budget=None, extra=(), keep_dir=None, timeout=600,
-                 verbose=True, target="inductor-joint", decline_without_gain=True, fuse_dropout=True):
+                 verbose=True, target="inductor-joint", decline_without_gain=True, fuse_dropout=True,
+                 missing_ok=False):
         self.sator = find_sator(sator)
+        if self.sator is None and not missing_ok:
+            # A typo in $SATOR or the path must not make every compile run
+            # silently unoptimized (issue 43): say where we looked, now,
+            # before any compile starts.
+            given = sator or os.environ.get("SATOR")
+            where = (f"{given!r} (given as {'sator=' if sator else '$SATOR'}) is not an executable file" if given
+                     else "$SATOR is unset, and there is no `sator` on PATH nor a build/sator in this checkout")
+            raise FileNotFoundError("sator_torch.InductorPass: no sator binary: " + where
+                                    + " (build it with scripts/demo, or pass missing_ok=True to compile without it)")
         self.target, self.decline_without_gain = target, decline_without_gain
         self.fuse_dropout = bool(fuse_dropout)
         self.chunk, self.memory_budget = str(chunk), memory_budget

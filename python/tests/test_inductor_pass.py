@@ -36,7 +36,7 @@ except ImportError:
     sys.exit(77)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from sator_torch.inductor_pass import InductorPass, unlowerable_ops  # noqa: E402
+from sator_torch.inductor_pass import InductorPass, find_sator, unlowerable_ops  # noqa: E402
 
 failures = []
 
@@ -236,9 +236,33 @@ def part6():
     check("c" not in kept and "a" in kept, f"b now float16: c propagated again (kept {sorted(kept)})")
 
 
+def part7():
+    """A missing binary is an error when the pass is made, not a silent no-op
+    on every compile (issue 43); missing_ok=True keeps the old warning."""
+    saved = os.environ.get("SATOR")
+    os.environ["SATOR"] = "/nonexistent/sator-typo"
+    try:
+        raised = None
+        try:
+            InductorPass(sator="/nonexistent/sator-typo", verbose=False)
+        except FileNotFoundError as e:
+            raised = str(e)
+        check(find_sator("/nonexistent/sator-typo") is None, "a path given is not replaced by another binary")
+        check(raised is not None and "sator-typo" in raised and "missing_ok" in raised,
+              f"a missing binary raises naming where it looked ({raised})")
+        p = InductorPass(sator="/nonexistent/sator-typo", verbose=False, missing_ok=True)
+        check(p.sator is None, "missing_ok=True constructs the pass without a binary")
+    finally:
+        if saved is None:
+            os.environ.pop("SATOR", None)
+        else:
+            os.environ["SATOR"] = saved
+
+
 def main():
     sator = sys.argv[1] if len(sys.argv) > 1 else None
     part1()
+    part7()
     part4()
     part5()
     part6()
