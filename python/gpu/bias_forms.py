@@ -46,7 +46,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from sator_torch.inductor_pass import InductorPass, find_sator  # noqa: E402
 from zoo_models import judge_equal  # noqa: E402
-from zoo_row import rel_err  # noqa: E402
+from zoo_row import rel_err, take_grads  # noqa: E402
 
 
 class Projections(nn.Module):
@@ -225,12 +225,7 @@ class Row:
         model = model or self.model
         if self.phase == "infer":
             return {"out": out.detach().float()}
-        grads = [p.grad.detach().float().flatten() for p in model.parameters() if p.grad is not None]
-        grads.append(self.x.grad.detach().float().flatten())
-        for p in model.parameters():
-            p.grad = None
-        self.x.grad = None
-        return {"loss": out.detach().float().reshape(1), "grads": torch.cat(grads)}
+        return {"loss": out.detach().float().reshape(1), "grads": take_grads(list(model.parameters()) + [self.x])}
 
     def reference(self):
         model = copy.deepcopy(self.model)

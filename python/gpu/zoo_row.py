@@ -128,6 +128,18 @@ def make_fn(tag, phase):
     return ns[f"run_{tag}"]
 
 
+def take_grads(tensors):
+    """The gradients of `tensors` (float32, flattened, concatenated; a zero
+    where none has one), each tensor's gradient then cleared."""
+    import torch
+
+    tensors = list(tensors)
+    grads = [t.grad.detach().float().flatten() for t in tensors if t.grad is not None]
+    for t in tensors:
+        t.grad = None
+    return torch.cat(grads) if grads else torch.zeros(1, device="cuda")
+
+
 def rel_err(x, ref, rows=1 << 22):
     """||x - ref|| / ||ref|| in float64, a slice of `rows` elements at a time:
     a whole large-vocabulary logits tensor in float64 (gemma: 2G elements,
@@ -181,15 +193,10 @@ class Row:
 
     def values(self, out, model=None):
         """What is compared: logits, or loss, gradient norm and all gradients (float32, flattened)."""
-        import torch
-
         model = model or self.model
         if self.phase == "infer":
             return {"logits": out.detach().float()}
-        grads = [p.grad.detach().float().flatten() for p in model.parameters() if p.grad is not None]
-        flat = torch.cat(grads) if grads else torch.zeros(1, device="cuda")
-        for p in model.parameters():
-            p.grad = None
+        flat = take_grads(model.parameters())
         return {"loss": out.detach().float().reshape(1), "grad_norm": flat.norm().reshape(1), "grads": flat}
 
     def reference(self):
