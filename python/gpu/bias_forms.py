@@ -46,7 +46,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from sator_torch.inductor_pass import InductorPass, find_sator  # noqa: E402
 from zoo_models import judge_equal  # noqa: E402
-from zoo_row import rel_err, take_grads  # noqa: E402
+from zoo_row import interleaved_times, rel_err, take_grads  # noqa: E402
 
 
 class Projections(nn.Module):
@@ -286,15 +286,7 @@ def run_row(form, setup, phase, args, out_dir):
         for _ in range(3):
             for n in fns:
                 row.call(fns[n])
-        times = {n: [] for n in fns}
-        for i in range(args.iters):
-            for n in (list(fns) if i % 2 == 0 else list(fns)[::-1]):
-                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                s.record()
-                row.call(fns[n])
-                e.record()
-                e.synchronize()
-                times[n].append(s.elapsed_time(e))
+        times = interleaved_times(row.call, fns, args.iters)
         for n in fns:
             res[n]["ms"] = statistics.median(times[n])
         res["speedup"] = {n: res["plain"]["ms"] / res[n]["ms"] for n in fns if n != "plain"}

@@ -277,6 +277,24 @@ class _Recording:
         return "zoo-inductor-recorder"
 
 
+def interleaved_times(step, fns, iters):
+    """{name: [ms, ...]}: `step(fn)` of each variant per round, CUDA events
+    around each, the order reversed every other round."""
+    import torch
+
+    names = list(fns)
+    times = {n: [] for n in names}
+    for i in range(iters):
+        for n in (names if i % 2 == 0 else names[::-1]):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            step(fns[n])
+            e.record()
+            e.synchronize()
+            times[n].append(s.elapsed_time(e))
+    return times
+
+
 def time_variants(row, fns, iters, warmup=5):
     import torch
 
@@ -285,15 +303,7 @@ def time_variants(row, fns, iters, warmup=5):
         for n in names:
             row.step(fns[n])
     torch.cuda.synchronize()
-    times = {n: [] for n in names}
-    for i in range(iters):
-        for n in (names if i % 2 == 0 else names[::-1]):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            row.step(fns[n])
-            e.record()
-            e.synchronize()
-            times[n].append(s.elapsed_time(e))
+    times = interleaved_times(row.step, fns, iters)
     peaks = {}
     for n in names:
         torch.cuda.synchronize()
