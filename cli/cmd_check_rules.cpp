@@ -4,8 +4,11 @@
 // rule fails, 2 for bad usage or a rule file that does not compile. With
 // --rules, a user's rule files instead, their instances drawn from each
 // rule's own left-hand side (check/cases_generated.h).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -135,13 +138,27 @@ int run(const Options& o) {
     std::cout << j.dump(2) << "\n";
     return ok ? 0 : 1;
   }
-  std::printf("%-34s %-6s %-34s %-44s %7s %9s %-17s %7s\n", "rule", "result", "shape proof (Z3)", "index proof (Z3)",
-              "trials", "max err", "at its dtypes", "time s");
+  // Each column as wide as its widest cell, so a long proof text (several
+  // ranks and instances) does not push the rest of its row out of line.
+  std::vector<std::vector<std::string>> rows = {
+      {"rule", "result", "shape proof (Z3)", "index proof (Z3)", "trials", "max err", "at its dtypes", "time s"}};
   double total = 0;
   for (const auto& r : reports) {
     total += r.seconds;
-    std::printf("%-34s %-6s %-34s %-44s %7zu %9s %-17s %7s\n", r.name.c_str(), r.ok() ? "ok" : "FAIL", r.shape.c_str(),
-                r.index.c_str(), r.trials, sci(r.max_error).c_str(), r.at_dtypes().c_str(), fixed(r.seconds, 1).c_str());
+    rows.push_back({r.name, r.ok() ? "ok" : "FAIL", r.shape, r.index, std::to_string(r.trials), sci(r.max_error),
+                    r.at_dtypes(), fixed(r.seconds, 1)});
+  }
+  std::vector<size_t> width(rows.front().size(), 0);
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  const std::vector<bool> right = {false, false, false, false, true, true, false, true};  // numbers align right
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(width[c] - row[c].size(), ' ');
+      line += (c ? "  " : "") + (right[c] ? pad + row[c] : row[c] + (c + 1 < row.size() ? pad : ""));
+    }
+    std::printf("%s\n", line.c_str());
   }
   for (const auto& r : reports)
     for (const std::string& f : r.failures) std::printf("\n%s: %s\n", r.name.c_str(), f.c_str());
