@@ -57,6 +57,11 @@ std::string kept_why(const ordered_json& r, bool worse) {
   return "";
 }
 
+constexpr const char* kChartLinks =
+    "Made by `scripts/plot` from this folder:\n\n"
+    "![layout ops](charts/layout_ops.svg)\n\n![estimated cost](charts/cost.svg)\n\n"
+    "![optimize time](charts/time.svg)\n";
+
 int verdict(const ordered_json& r, const char* key) {
   const ordered_json g = field(r, "greedy", key), s = field(r, "sator", key);
   if (g.is_null() || s.is_null()) return 2;
@@ -189,9 +194,13 @@ size_t write_summaries(const std::string& out, std::vector<ordered_json> results
         "its own would have raised the estimated peak (or the time limit ran out), so it can read worse than greedy's. "
         "Per-graph details: "
         "`graphs/NAME.json`; times of each method: `timings.csv`.\n\n";
-  md += "## Charts\n\nMade by `scripts/plot` from this folder:\n\n"
-        "![layout ops](charts/layout_ops.svg)\n\n![estimated cost](charts/cost.svg)\n\n"
-        "![optimize time](charts/time.svg)\n";
+  // Linked only once drawn: a link to a chart that does not exist yet is a
+  // broken image to the reader (issue 43); scripts/plot adds the links.
+  md += "## Charts\n\n";
+  if (std::filesystem::exists(dir / "charts" / "layout_ops.svg"))
+    md += std::string(kChartLinks);
+  else
+    md += "Not drawn yet: `scripts/plot` on this folder draws them (matplotlib) and links them here.\n";
   write_file_atomic((dir / "summary.md").string(), md);
   return results.size() - ok + missing.size();
 }

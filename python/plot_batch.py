@@ -74,7 +74,26 @@ def main():
 
     grouped_bars(rows, ["greedy", "sator"], time_of, "Optimize time per graph (median of repeats)", "ms (log scale)",
                  os.path.join(charts, "time"), log=True)
-    print(f"plot_batch: wrote {charts}/layout_ops, cost, time (.svg, .png)")
+    link_charts(os.path.join(out, "summary.md"))
+    print(f"plot_batch: wrote {charts}/layout_ops, cost, time (.svg, .png), linked from summary.md")
+
+
+CHART_LINKS = ("Made by `scripts/plot` from this folder:\n\n"
+               "![layout ops](charts/layout_ops.svg)\n\n![estimated cost](charts/cost.svg)\n\n"
+               "![optimize time](charts/time.svg)\n")
+
+
+def link_charts(summary_md):
+    """summary.md's Charts section, once the charts exist: their links (the
+    same text `sator batch` writes when it finds them drawn)."""
+    if not os.path.exists(summary_md):
+        return
+    with open(summary_md) as f:
+        text = f.read()
+    head, sep, _ = text.partition("## Charts\n\n")
+    if sep:
+        with open(summary_md, "w") as f:
+            f.write(head + sep + CHART_LINKS)
 
 
 if __name__ == "__main__":

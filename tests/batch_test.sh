@@ -43,6 +43,9 @@ for r in s["rows"]:
 PY
 grep -q '^bert.infer.g0,ok,' "$tmp/all/summary.csv" || fail "summary.csv row"
 grep -q 'Inductor' "$tmp/all/summary.md" || fail "summary.md table"
+# No chart is linked before scripts/plot has drawn it (a broken image otherwise).
+grep -q 'Not drawn yet' "$tmp/all/summary.md" && ! grep -q 'charts/cost.svg' "$tmp/all/summary.md" ||
+  fail "summary.md links charts that do not exist"
 
 # Killed and resumed: the results of two graphs gone (results are written
 # atomically, so that is what a kill leaves); --resume runs just those.
