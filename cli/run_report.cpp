@@ -182,26 +182,20 @@ void print_run(const Graph& input, const pipeline::OptimizeResult& r, const RunC
   }
 }
 
-static std::string fmt_error(double e) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2e", e);
-  return buf;
-}
-
 void print_verify(const interp::VerifyResult& v) {
   std::string symbols;
   for (const auto& [name, value] : v.symbols) symbols += (symbols.empty() ? "" : ", ") + name + "=" + std::to_string(value);
-  if (v.status == interp::VerifyResult::Status::Skipped)
+  if (v.status == interp::VerifyResult::Status::Skipped) {
     std::printf("verify: SKIPPED, not verified (exit status %d): %s\n", kExitNotVerified, v.detail.c_str());
-  else
-    std::printf("verify: %s, max relative error %.2e (float64 reference%s%s%s)%s, %.1f s\n",
-                interp::verify_status_name(v.status), v.max_error, symbols.empty() ? "" : " at ", symbols.c_str(),
-                v.random_ops ? "; random ops on identical streams" : "",
-                v.dtype_error_out < 0 ? ""
-                                      : (", at the dtypes " + fmt_error(v.dtype_error_out) + " against the input's " +
-                                         fmt_error(v.dtype_error_in))
-                                            .c_str(),
-                v.seconds);
+    return;
+  }
+  char at_dtypes[96] = "";
+  if (v.dtype_error_out >= 0)
+    std::snprintf(at_dtypes, sizeof at_dtypes, ", at the dtypes %.2e against the input's %.2e", v.dtype_error_out,
+                  v.dtype_error_in);
+  std::printf("verify: %s, max relative error %.2e (float64 reference%s%s%s)%s, %.1f s\n",
+              interp::verify_status_name(v.status), v.max_error, symbols.empty() ? "" : " at ", symbols.c_str(),
+              v.random_ops ? "; random ops on identical streams" : "", at_dtypes, v.seconds);
 }
 
 void fail_if_unverified(const std::string& path, const interp::VerifyResult& v) {
