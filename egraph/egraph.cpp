@@ -108,6 +108,7 @@ Id EGraph::make_class(Id node) {
   // make them stale: rebuild re-canonicalizes everything on this list.
   pending_.push_back(node);
   ++total_class_nodes_;
+  note_changed(node);
   return node;
 }
 
@@ -148,6 +149,7 @@ bool EGraph::perform_union(Id a, Id b, std::string_view reason, bool congruence)
     dirty_.push_back(r1);
   }
   ++stats_.unions;
+  note_changed(r1);
   if (analysis_) analysis_->modify(*this, r1);
   return true;
 }
@@ -167,6 +169,7 @@ void EGraph::process_unions() {
       for (Id& c : kids) c = find_mut(c);
       hashcons_.erase(n, old_h);
       const Id home = find_mut(n);
+      note_changed(home);
       if (home >= is_dirty_.size()) is_dirty_.resize(link_.size() + 1024, 0);
       if (!is_dirty_[home]) {
         is_dirty_[home] = 1;
@@ -186,6 +189,7 @@ void EGraph::process_unions() {
       const Id c = find_mut(n);
       const DidMerge did = analysis_->merge_node(*this, c, n);
       if (did.first) {
+        note_changed(c);
         analysis_pending_.extend(cls(c).parents);
         analysis_->modify(*this, c);
       }
@@ -255,7 +259,9 @@ size_t EGraph::rebuild() {
 }
 
 void EGraph::retain_class_nodes(Id id, const std::function<bool(Id)>& keep) {
-  total_class_nodes_ -= cls(find_mut(id)).nodes.erase_if([&](Id n) { return !keep(n); });
+  const Id c = find_mut(id);
+  total_class_nodes_ -= cls(c).nodes.erase_if([&](Id n) { return !keep(n); });
+  note_changed(c);
 }
 
 std::vector<std::pair<std::string, size_t>> EGraph::memory_breakdown() const {
@@ -268,7 +274,7 @@ std::vector<std::pair<std::string, size_t>> EGraph::memory_breakdown() const {
   return {
       {"node store (op, attr, children)", store_.memory_bytes()},
       {"hashcons", hashcons_.memory_bytes()},
-      {"union-find and class slots", ids(link_) + ids(slot_owner_)},
+      {"union-find and class slots", ids(link_) + ids(slot_owner_) + changed_at_.capacity() * sizeof(uint32_t)},
       {"class headers (with inline lists)", classes_.capacity() * sizeof(Class)},
       {"class node lists (heap)", lists},
       {"class parent lists (heap)", parents},

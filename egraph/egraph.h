@@ -101,6 +101,17 @@ class EGraph {
   size_t egg_memo_size() const { return egg_memo_size_; }
   const Stats& stats() const { return stats_; }
 
+  // When a class last changed, on a clock that every change advances: a
+  // node joined it, it took in another class, its analysis data grew, a
+  // member's children were re-canonicalized, or nodes were pruned from it.
+  // What a rule reads of a class (its nodes, their children's classes, its
+  // data) changes only with it, so a match over classes that have not
+  // changed since it was last applied builds nothing new (the rule runner
+  // skips it: rulelang/rule_run.cpp). A merged-away id is no longer
+  // canonical, which says as much.
+  uint32_t changed_at(Id canonical) const { return changed_at_[canonical]; }
+  uint32_t change_clock() const { return change_clock_; }
+
   // Keeps only the nodes of class `id` for which keep(node) is true (egg's
   // pruning in constant folding). Removed nodes stay hash-consed.
   void retain_class_nodes(Id id, const std::function<bool(Id)>& keep);
@@ -151,6 +162,12 @@ class EGraph {
   UniqueQueue analysis_pending_;
   std::vector<Id> dirty_;  // classes whose node lists need sorting
   std::vector<uint8_t> is_dirty_;
+  std::vector<uint32_t> changed_at_;  // by id: the clock when the class (if canonical) last changed
+  uint32_t change_clock_ = 0;
+  void note_changed(Id canonical) {
+    if (canonical >= changed_at_.size()) changed_at_.resize(link_.size() + 1024, 0);
+    changed_at_[canonical] = ++change_clock_;
+  }
   void ensure_index() const {
     if (index_stale_) build_index();
   }

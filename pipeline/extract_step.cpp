@@ -96,9 +96,10 @@ eg::Extraction extract_cheapest(const TensorEGraph& t, const Graph& input, const
   } else {
     throw std::invalid_argument("unknown extractor '" + options.extractor + "' (tree, dag or ilp)");
   }
-  if (options.extractor != "tree") {
+  if (options.extractor == "ilp") {
     // Classes the outputs do not reach (unused inputs, which the writer
-    // keeps) take the tree extraction's choice.
+    // keeps) take the tree extraction's choice (the DAG search gave them
+    // that choice already).
     const extract::Solution tree = extract::extract_tree(ep.problem);
     for (size_t c = 0; c < sol.choice.size(); ++c)
       if (sol.choice[c] == extract::kNoNode) sol.choice[c] = tree.choice[c];

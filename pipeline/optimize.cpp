@@ -125,17 +125,22 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
   }
   TensorEGraph t(input, options.explain);
   if (options.explain) t.egraph.enable_makers();
-  const std::vector<eg::Rewrite> rules = rules_for(input, t, options);
-  eg::Runner runner;
-  runner.with_iter_limit(options.iter_limit)
-      .with_node_limit(options.node_limit ? options.node_limit : default_node_limit(input))
-      .with_time_limit(std::max(1e-3, time_left() * kSaturationShare));
-  r.stop = runner.run(t.egraph, rules);
-  if (r.stop == eg::StopReason::TimeLimit) r.limited.push_back("saturation");
-  r.per_iteration = runner.iterations();
-  for (size_t i = 0; i < rules.size() && i < runner.rule_runs().size(); ++i)
-    r.rule_runs.emplace_back(rules[i].name(), runner.rule_runs()[i]);
-  r.iterations = runner.iterations().size();
+  {
+    // The rules and the runner end with saturation: their match buffers and
+    // the rules' memo of applied matches are not held through extraction,
+    // where the run's memory peaks.
+    const std::vector<eg::Rewrite> rules = rules_for(input, t, options);
+    eg::Runner runner;
+    runner.with_iter_limit(options.iter_limit)
+        .with_node_limit(options.node_limit ? options.node_limit : default_node_limit(input))
+        .with_time_limit(std::max(1e-3, time_left() * kSaturationShare));
+    r.stop = runner.run(t.egraph, rules);
+    if (r.stop == eg::StopReason::TimeLimit) r.limited.push_back("saturation");
+    r.per_iteration = runner.iterations();
+    for (size_t i = 0; i < rules.size() && i < runner.rule_runs().size(); ++i)
+      r.rule_runs.emplace_back(rules[i].name(), runner.rule_runs()[i]);
+    r.iterations = runner.iterations().size();
+  }
   r.egraph_nodes = t.egraph.total_class_nodes();
   r.egraph_classes = t.egraph.num_classes();
   r.saturate_ms = ms_since(t0);

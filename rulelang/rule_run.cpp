@@ -64,6 +64,53 @@ Value normal(Value v, Type t) {
   return v;
 }
 
+// The matches a rule was applied to, each with the classes its run read
+// or built and the e-graph's change clock when it began. Re-running such a
+// match while none of those classes has changed (each still canonical, none
+// changed after that clock) would find the same bindings and build nodes
+// and unions that are already there: it is skipped. An e-graph only grows,
+// so what the earlier run made is still in it. (Saturation re-searches
+// every rule each iteration; most matches of a late iteration are such
+// repeats: 70% of the last iterations' time on a large training graph.)
+class MatchMemo {
+ public:
+  bool applied_unchanged(const eg::EGraph& g, const std::vector<Id>& key) const {
+    const auto it = at_.find(hash(key));
+    if (it == at_.end()) return false;
+    const Id* e = arena_.data() + it->second;
+    const uint32_t clock = e[0], key_size = e[1], size = e[2];
+    if (key_size != key.size() || !std::equal(key.begin(), key.end(), e + 3)) return false;
+    for (uint32_t k = 1; k < size; ++k) {  // [0] is the root node, not a class
+      const Id c = e[3 + k];
+      if (c == kNoId) continue;
+      if (!g.is_canonical(c) || g.changed_at(c) > clock) return false;
+    }
+    return true;
+  }
+  void remember(const std::vector<Id>& seen, size_t key_size, uint32_t clock) {
+    const std::span<const Id> key(seen.data(), key_size);
+    const auto [it, fresh] = at_.try_emplace(hash(key), static_cast<uint32_t>(arena_.size()));
+    // A match seen again is written over its old entry where the new one fits.
+    const bool in_place = !fresh && arena_[it->second + 2] >= seen.size();
+    if (!in_place) it->second = static_cast<uint32_t>(arena_.size());
+    const size_t at = it->second;
+    if (!in_place) arena_.resize(arena_.size() + 3 + seen.size());
+    arena_[at] = clock;
+    arena_[at + 1] = static_cast<Id>(key_size);
+    arena_[at + 2] = static_cast<Id>(seen.size());
+    std::copy(seen.begin(), seen.end(), arena_.begin() + static_cast<std::ptrdiff_t>(at + 3));
+  }
+
+ private:
+  static uint64_t hash(std::span<const Id> key) {
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ key.size();
+    for (Id x : key) h = (h ^ x) * 0x100000001b3ull, h ^= h >> 29;
+    return h;
+  }
+  std::unordered_map<uint64_t, uint32_t> at_;  // key hash -> entry offset in arena_
+  std::vector<Id> arena_;  // entries: clock, key size, size, then the key and the classes read
+};
+
 class Run {
  public:
   // One per rewrite, its buffers reused from match to match (a rule runs on
@@ -80,14 +127,26 @@ class Run {
     b.bound = 0;
     uses_ = 0;
     result_ = kNoId;
+    // The match as the rule reads it: the root node, the root classes and
+    // the pattern's tensor variables, canonical.
+    seen_.clear();
+    seen_.push_back(s.root);
     for (size_t v = 0; v < r_.vars.size(); ++v)
-      if (r_.vars[v].in_pattern) b.set(v, RValue::tensor(g_.find(s[r_.matcher_var[v]])));
+      if (r_.vars[v].in_pattern) {
+        b.set(v, RValue::tensor(g_.find(s[r_.matcher_var[v]])));
+        seen_.push_back(b.vals[v].cls);
+      }
     chosen_.assign(r_.steps.size(), kNoId);
     classes_.assign(r_.steps.size(), kNoId);
     root_ = s.root;
     root_classes_.assign(1, g_.find(eclass));
     for (uint32_t slot : r_.root_slot) root_classes_.push_back(g_.find(s[slot]));
+    seen_.insert(seen_.end(), root_classes_.begin(), root_classes_.end());
+    const size_t key_size = seen_.size();
+    if (memo_.applied_unchanged(g_, seen_)) return kNoId;  // applied before; nothing it reads has changed since
+    const uint32_t clock = g_.change_clock();
     find(0, b);
+    memo_.remember(seen_, key_size, clock);
     return result_;
   }
 
@@ -126,6 +185,10 @@ class Run {
     return family_cache_.emplace(cls, std::move(found)).first->second;
   }
   std::vector<Id> candidates_;  // scratch: a class's nodes, copied before building
+  // The match's key (root node, variables' and root classes), then every
+  // class the run read or built: what it did depends on these alone.
+  std::vector<Id> seen_;
+  MatchMemo memo_;
   Id result_ = kNoId;
 
   // The lets and conditions that run at point i (CompiledRule::checks_at):
@@ -212,6 +275,7 @@ class Run {
       if (!slot.is_node() || slot.node >= kids.size()) return;
       classes_[i] = g_.find(kids[slot.node]);
     }
+    seen_.push_back(classes_[i]);
     const size_t from = candidates_.size();
     if (pn.family) {
       const std::vector<Id>& members = family_nodes(classes_[i], *pn.family);
@@ -241,8 +305,9 @@ class Run {
       ok = kids.size() == pn.args.size();
       for (size_t k = 0; ok && k < pn.args.size(); ++k) {
         const auto var = static_cast<size_t>(r_.pattern[static_cast<size_t>(pn.args[k].child)].var);
-        if (!b.has(var)) b.set(var, RValue::tensor(g_.find(kids[k])));  // only the family binds it
-        else ok = g_.find(b.vals[var].cls) == g_.find(kids[k]);
+        seen_.push_back(g_.find(kids[k]));
+        if (!b.has(var)) b.set(var, RValue::tensor(seen_.back()));  // only the family binds it
+        else ok = g_.find(b.vals[var].cls) == seen_.back();
       }
       if (ok) {
         chosen_[i] = node;
@@ -266,7 +331,10 @@ class Run {
       } else {  // Child: a tensor variable is checked here, an op node by its own step
         ok = v.is_node() && v.node < kids.size();
         const PatternNode& cn = r_.pattern[static_cast<size_t>(a.child)];
-        if (ok && cn.is_var) ok = g_.find(b.vals[static_cast<size_t>(cn.var)].cls) == g_.find(kids[v.node]);
+        if (ok && cn.is_var) {
+          seen_.push_back(g_.find(kids[v.node]));
+          ok = g_.find(b.vals[static_cast<size_t>(cn.var)].cls) == seen_.back();
+        }
       }
       if (!ok) break;
     }
@@ -331,7 +399,8 @@ class Run {
         std::vector<Id> kids;
         for (const Expr& a : e.args) kids.push_back(eval(a, b).cls);
         if (node == kNoId || kids.size() != g_.children(node).size()) throw Decline{};
-        return RValue::tensor(g_.add(g_.op(node), g_.attr(node), kids));
+        seen_.push_back(g_.add(g_.op(node), g_.attr(node), kids));
+        return RValue::tensor(seen_.back());
       }
     }
     throw Decline{};
@@ -363,7 +432,8 @@ class Run {
       while (a.args.size() < p) a.args.push_back(parse_default(e.op->params[a.args.size()]));
       a.args.push_back(std::move(v));
     }
-    return g_.add(e.op_id, t_.lang.intern(a), kids);
+    seen_.push_back(g_.add(e.op_id, t_.lang.intern(a), kids));
+    return seen_.back();
   }
 };
 
