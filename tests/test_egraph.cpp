@@ -55,6 +55,33 @@ TEST_CASE("rebuild restores congruence, transitively", "[egraph]") {
   t.check();
 }
 
+// The change clock the rule runner's memo reads (rulelang/rule_run.cpp): a
+// class that gains a node, takes in another or has a member re-canonicalized
+// moves past the clock; a class nothing touched stays where it was.
+TEST_CASE("a class's change clock moves exactly when the class changes", "[egraph]") {
+  Fixture t;
+  const Id x = t.leaf(t.a), y = t.leaf(t.b), z = t.leaf(t.c);
+  const Id fx = t.node(t.f, {x}), fy = t.node(t.f, {y}), hz = t.node(t.h, {z});
+  t.g.rebuild();
+  const uint32_t before = t.g.change_clock();
+  CHECK(t.g.changed_at(hz) <= before);
+  CHECK(t.node(t.f, {x}) == fx);  // an existing node: nothing changes
+  CHECK(t.g.change_clock() == before);
+  REQUIRE(t.g.union_classes(x, y));
+  t.g.rebuild();  // f x = f y by congruence
+  const Id xy = t.g.find(x), fxy = t.g.find(fx);
+  CHECK(t.g.changed_at(xy) > before);
+  CHECK(t.g.changed_at(fxy) > before);  // its member's child was merged
+  CHECK_FALSE(t.g.is_canonical(t.g.find(x) == x ? y : x));  // the merged-away id says so
+  CHECK(fxy == t.g.find(fy));
+  CHECK(t.g.changed_at(hz) <= before);  // untouched
+  CHECK(t.g.changed_at(t.g.find(z)) <= before);
+  const uint32_t after_union = t.g.change_clock();
+  const Id hx = t.node(t.h, {x});  // a new node: a new class, after the clock
+  CHECK(t.g.changed_at(hx) > after_union);
+  CHECK(t.g.changed_at(xy) <= after_union);  // gaining a parent is no change of the class
+}
+
 TEST_CASE("unions can close cycles", "[egraph]") {
   Fixture t;
   const Id x = t.leaf(t.a);
