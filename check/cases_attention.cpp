@@ -403,8 +403,8 @@ std::vector<RuleCase> recompose_cases() {
 // elsewhere, or an iota mask (the causal triangle when t = 1 and L = S, a shifted one
 // otherwise) whose -inf entries the right side clamps; no row is masked
 // whole. The graph gets a device (the clamp's scalar needs one).
-static NodeId softmax_mask_16(Draw& d, size_t rank) {
-  const DType t = d.coin() ? DType::BFloat16 : DType::Float16;
+static NodeId masked_sum_16(Draw& d, size_t rank, DType& t) {
+  t = d.coin() ? DType::BFloat16 : DType::Float16;
   std::vector<SymExpr> shape = d.shape(rank);
   NodeId mask;
   if (rank >= 2 && d.coin()) {
@@ -427,10 +427,22 @@ static NodeId softmax_mask_16(Draw& d, size_t rank) {
     mask = d.b.op("aten.where.self", {B::ref(keep), B::ref(scalar(0.0)), B::ref(scalar(masked))});
   }
   const NodeId x = d.b.input(shape, t);
-  const NodeId sum = d.b.op("aten.add.Tensor", {B::ref(x), B::ref(mask)});
+  return d.b.op("aten.add.Tensor", {B::ref(x), B::ref(mask)});
+}
+
+static NodeId softmax_mask_16(Draw& d, size_t rank) {
+  DType t;
+  const NodeId sum = masked_sum_16(d, rank, t);
   const int64_t dim = d.maybe_negative(static_cast<int64_t>(rank) - 1, rank);
   const NodeId sm = d.b.op("aten._softmax.default", {B::ref(sum), Value::of_int(dim), Value::of_bool(false)});
   return d.b.op("prims.convert_element_type.default", {B::ref(sm), Value::of_dtype(t)});
+}
+
+// convert(x16 + m32, t16), the sum drawn as softmax_mask_16 draws it.
+static NodeId mask_add_16(Draw& d, size_t rank) {
+  DType t;
+  const NodeId sum = masked_sum_16(d, rank, t);
+  return d.b.op("prims.convert_element_type.default", {B::ref(sum), Value::of_dtype(t)});
 }
 
 // convert(SDPA(convert(q16), convert(k16), convert(v16) [, mask]), t16):
@@ -464,6 +476,7 @@ static NodeId attention_on_upcasts(Draw& d, size_t rank) {
 
 static std::vector<RuleCase> mixed_precision_cases() {
   return {{"softmax-mask-in-16-bit", 1, 6, false, false, softmax_mask_16},
+          {"mask-add-in-16-bit", 1, 6, false, false, mask_add_16},
           // The 16-bit kernels round P before P·v; float64 trials see the
           // arithmetic (exact in reals), the zoo the rounding (docs/results/zoo.md).
           {"attention-on-16-bit-upcasts", 3, 5, false, false, attention_on_upcasts}};

@@ -18,6 +18,10 @@ const std::vector<RuleInfo>& mixed_precision_rule_info() {
       {"softmax-mask-in-16-bit",
        "convert(_softmax(x + m, d), t) = _softmax(x + convert(clamp(m, lowest(t)), t), d) for x of 16-bit type t and "
        "a float32 mask m of zeros and masking values (<= -2^100): exact; a real-valued bias is left alone"},
+      {"mask-add-in-16-bit",
+       "convert(x + m, t) = x + convert(m, t) for x of 16-bit type t and a float32 mask m of zeros and masking values "
+       "(<= -2^100): exact (x + 0 is x; x + m rounds to m's own rounding, -inf where m is float32's min, for |x| "
+       "below half m's float32 ulp); a real-valued bias is left alone"},
       {"attention-on-16-bit-upcasts",
        "convert(scaled_dot_product_attention(convert(q, float32), convert(k, float32), convert(v, float32), ...), t) "
        "= scaled_dot_product_attention(q, k, v, ...) for 16-bit q, k, v of type t (SDPA's math path under autocast): "
@@ -132,6 +136,30 @@ std::vector<eg::Rewrite> mixed_precision_rules(TensorEGraph& t) {
         sa.args = {Value::of_node(0), Value::of_int(*dim), Value::of_bool(false)};
         return b->add(g, "aten._softmax.default", sa, {sum16});
       });
+  // Scores of 16 bits plus a float32 mask, the sum cast back to the scores'
+  // type (a model that adds its mask and casts before its own softmax, as
+  // the constant-mask form does): the mask cast instead, so the scores stay
+  // 16-bit and the block reads as attention over a 16-bit mask. No clamp:
+  // the cast of the sum turns float32's min into -inf just as the cast of
+  // the mask does, and the rule must keep the graph's own values.
+  rs.emplace_back("mask-add-in-16-bit", t.lang, "(prims.convert_element_type.default (aten.add.Tensor ?x ?m))",
+                  [b](eg::EGraph& g, Id eclass, Subst s) -> Id {
+                    const auto t16 = b->dtype(g, eclass);
+                    if (!t16 || (*t16 != DType::BFloat16 && *t16 != DType::Float16)) return kNoId;
+                    if (b->dtype(g, s[0]) != t16 || b->dtype(g, s[1]) != DType::Float32) return kNoId;
+                    const Id sum = b->child(g, s.root, 0);
+                    bool plain = false;  // an add of x and m with no alpha
+                    for (Id add : b->nodes(g, sum, "aten.add.Tensor"))
+                      plain |= b->attrs(g, add).kwargs.empty() && b->child(g, add, 0) == g.find(s[0]) &&
+                               b->child(g, add, 1) == g.find(s[1]);
+                    if (!plain || !zero_or_masking(*b, g, s[1])) return kNoId;
+                    NodeAttrs ca;
+                    ca.args = {Value::of_node(0), Value::of_dtype(*t16)};
+                    const Id m16 = b->add(g, "prims.convert_element_type.default", ca, {s[1]});
+                    NodeAttrs aa;
+                    aa.args = {Value::of_node(0), Value::of_node(1)};
+                    return b->add(g, "aten.add.Tensor", aa, {s[0], m16});
+                  });
   // SDPA's math path under autocast computes attention in float32 on
   // upcasts of the 16-bit q, k, v (the attention rule fuses it so, as a
   // float32 kernel) and casts the result back. The 16-bit kernels compute

@@ -172,8 +172,8 @@ TEST_CASE("captured bias forms: inference blocks fuse as the pass runs it, or sa
   const std::map<std::string, bool> fuses = {
       {"linear_bias.fp32.infer.g0", true},    {"linear_bias.bf16.infer.g0", true},
       {"bucketed.fp32.infer.g0", true},       {"constant_mask.fp32.infer.g0", true},
+      {"constant_mask.bf16.infer.g0", true},  // the masked sum cast to bfloat16: mask-add-in-16-bit
       {"bucketed.bf16.infer.g0", false},      // a float32 bias on 16-bit scores: the mixed-precision policy
-      {"constant_mask.bf16.infer.g0", false},  // the masked sum cast to bfloat16 and back: not read yet
       {"disentangled.fp32.infer.g0", false},   // the scale divides the biased sum: not distributed yet
       {"disentangled.bf16.infer.g0", false},
   };
