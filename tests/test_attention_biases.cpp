@@ -174,8 +174,8 @@ TEST_CASE("captured bias forms: inference blocks fuse as the pass runs it, or sa
       {"bucketed.fp32.infer.g0", true},       {"constant_mask.fp32.infer.g0", true},
       {"constant_mask.bf16.infer.g0", true},  // the masked sum cast to bfloat16: mask-add-in-16-bit
       {"bucketed.bf16.infer.g0", false},      // a float32 bias on 16-bit scores: the mixed-precision policy
-      {"disentangled.fp32.infer.g0", false},   // the scale divides the biased sum: not distributed yet
-      {"disentangled.bf16.infer.g0", false},
+      {"disentangled.fp32.infer.g0", true},   // the scale distributed over the sum (scale-of-sum), the terms gathered
+      {"disentangled.bf16.infer.g0", true},
   };
   size_t graphs = 0;
   for (const auto& entry : std::filesystem::directory_iterator(test::corpus_path("forms"))) {
