@@ -21,8 +21,6 @@ const std::vector<RuleInfo>& layout_rule_info() {
     out.push_back({"permute-of-unit-dims-as-view", "permute(x, p) = view(x, shape) when p moves only dimensions of size 1"});
     out.push_back({"permute-of-unit-insert", "permute(view(x, x's shape with 1s inserted), p) = view(permute(x, p without the 1s), ...)"});
     file("pointwise");
-    out.push_back({"convert-of-permute", "convert(permute(x, p), t) = permute(convert(x, t), p): a cast moves inside a permute "
-                                         "(autocast casts a permuted kᵀ; the attention rule reads the permute)"});
     out.push_back({"transpose-through-flatten", "permute(view(x, [prod(P)]+T), [0]+q) = view(permute(x, P-identity + q shifted), ...) when the view only merges x's leading dims P"});
     return out;
   }();
@@ -111,24 +109,6 @@ std::vector<eg::Rewrite> layout_rules(TensorEGraph& t) {
   // Layout ops through pointwise ops (rules/pointwise.rules), in their place
   // in the order.
   for (eg::Rewrite& r : rulelang::make_rewrites({rulelang::shipped_rule_file("pointwise")}, t)) rs.push_back(std::move(r));
-  rule("convert-of-permute", "(prims.convert_element_type.default (aten.permute.default ?x))",
-       [ctx](eg::EGraph& g, Id, Subst s) {
-         const auto* in = ctx->shape(s[0]);
-         if (!in) return kNoId;
-         const size_t rank = in->size();
-         const Id permuted_class = g.find(g.children(s.root)[0]);
-         const auto permute_op = ctx->t.lang.find_op("aten.permute.default");
-         std::vector<int64_t> dims;
-         for (Id p : g.class_nodes(permuted_class))
-           if (permute_op && g.op(p) == *permute_op && g.find(g.children(p)[0]) == g.find(s[0])) {
-             dims = ctx->dims_of(g, p, rank);
-             break;
-           }
-         if (dims.size() != rank) return kNoId;
-         const Id kids[1] = {s[0]};
-         const Id cast = g.add(g.op(s.root), g.attr(s.root), kids);
-         return ctx->permute(g, cast, dims);
-       });
   rule("transpose-through-flatten", "(aten.permute.default@_ (aten.view.default@_ ?x))", [ctx](eg::EGraph& g, Id eclass, Subst s) {
     const auto *in = ctx->shape(s[0]), *out = ctx->shape(eclass);
     const Id flat_class = g.find(g.children(s.root)[0]);
