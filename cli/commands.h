@@ -22,5 +22,6 @@ void add_extract_command(CLI::App& app);
 void add_cost_command(CLI::App& app);
 void add_chunk_command(CLI::App& app);
 void add_ops_command(CLI::App& app);
+void add_graph_command(CLI::App& app);
 
 }  // namespace sator::cli

@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
   sator::cli::add_cost_command(app);
   sator::cli::add_chunk_command(app);
   sator::cli::add_ops_command(app);
+  sator::cli::add_graph_command(app);
   // A first word that names no subcommand: said so, with the nearest name.
   if (argc > 1 && argv[1][0] != '-') {
     const std::string word = argv[1];

@@ -38,6 +38,18 @@ python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["removed"]; assert {
 # Without the file the shipped rules leave the graph as it is.
 "$sator" optimize "$ex/negated.json" -o "$tmp/plain.json" | grep -q "6 nodes -> 6" || fail "the shipped rules alone changed the example"
 
+# The examples' graphs as text (`sator graph`, issue 43): written from
+# negated.sg, the graph the rules fire on, the same as the hand-written one.
+"$sator" graph "$ex/negated.sg" -o "$tmp/from_text.json" >/dev/null || fail "sator graph on the example"
+"$sator" optimize "$tmp/from_text.json" --rules "$ex/negation.rules" -o "$tmp/text_out.json" | grep -q "6 nodes -> 4" ||
+  fail "the example's rules did not fire on the graph written from text"
+# A mistake in the text: exit 2, FILE:LINE:COL, nothing written.
+printf 'x = input([4, 8])\ny = neg(z)\n' >"$tmp/bad.sg"
+"$sator" graph "$tmp/bad.sg" -o "$tmp/bad_text.json" >/dev/null 2>"$tmp/e0.txt"
+[ $? = 2 ] || fail "sator graph on a bad file did not exit 2"
+grep -q "bad.sg:2:9: 'z' names no node" "$tmp/e0.txt" || fail "sator graph message: $(cat "$tmp/e0.txt")"
+[ -e "$tmp/bad_text.json" ] && fail "sator graph wrote an output for a bad file"
+
 # A multi-pattern (examples/rules/sum_kept.rules): two sums of one tensor
 # joined on the tensor and the dims; the second becomes a view of the first.
 "$sator" optimize "$ex/two_sums.json" --rules-only "$ex/sum_kept.rules" --explain --verify -o "$tmp/sums.json" >"$tmp/m.txt" 2>/dev/null ||
