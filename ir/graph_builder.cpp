@@ -36,6 +36,29 @@ void infer_tensor_node(const Graph& g, Node& n) {
   n.tensor.stride = contiguous_strides(n.tensor.shape);
 }
 
+void set_inferred_type(Node& n, const Inferred& r) {
+  n.result = r.result;
+  if (r.result == Node::Result::Tensor) {
+    n.tensor.shape = r.slots.at(0).shape;
+    n.tensor.dtype = r.slots.at(0).dtype;
+    n.tensor.stride = contiguous_strides(n.tensor.shape);
+  } else if (r.result == Node::Result::SymInt) {
+    n.symint = r.symint;
+  } else {
+    for (const InferredSlot& s : r.slots) {
+      OutputSlot o;
+      if (s.kind == InferredSlot::Kind::Tensor) {
+        o.kind = OutputSlot::Kind::Tensor;
+        o.tensor = {s.shape, contiguous_strides(s.shape), s.dtype};
+      } else if (s.kind == InferredSlot::Kind::Scalar) {
+        o.kind = OutputSlot::Kind::Scalar;
+        o.scalar = Value::of_sym(s.scalar);
+      }
+      n.outputs.push_back(std::move(o));
+    }
+  }
+}
+
 NodeId GraphBuilder::input(std::vector<SymExpr> shape, DType dtype) {
   Node n;
   n.name = numbered("in", g_.nodes.size());
@@ -61,27 +84,7 @@ NodeId GraphBuilder::op(const std::string& op, std::vector<Value> args,
   n.kwargs = std::move(kwargs);
   ShapeProver prover(g_.symbols);
   InferContext ctx(g_, n, *info, prover);
-  const Inferred r = info->shape_fn(ctx);
-  n.result = r.result;
-  if (r.result == Node::Result::Tensor) {
-    n.tensor.shape = r.slots.at(0).shape;
-    n.tensor.dtype = r.slots.at(0).dtype;
-    n.tensor.stride = contiguous_strides(n.tensor.shape);
-  } else if (r.result == Node::Result::SymInt) {
-    n.symint = r.symint;
-  } else {
-    for (const InferredSlot& s : r.slots) {
-      OutputSlot o;
-      if (s.kind == InferredSlot::Kind::Tensor) {
-        o.kind = OutputSlot::Kind::Tensor;
-        o.tensor = {s.shape, contiguous_strides(s.shape), s.dtype};
-      } else if (s.kind == InferredSlot::Kind::Scalar) {
-        o.kind = OutputSlot::Kind::Scalar;
-        o.scalar = Value::of_sym(s.scalar);
-      }
-      n.outputs.push_back(std::move(o));
-    }
-  }
+  set_inferred_type(n, info->shape_fn(ctx));
   g_.nodes.push_back(std::move(n));
   return static_cast<NodeId>(g_.nodes.size() - 1);
 }

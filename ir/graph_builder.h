@@ -10,9 +10,15 @@
 
 namespace sator {
 
+struct Inferred;
+
 // Types a node of a single-tensor op from its arguments in `g` (shape and
 // dtype from the op's shape function, contiguous strides); throws ShapeError.
 void infer_tensor_node(const Graph& g, Node& n);
+
+// Types node `n` as its op's shape function inferred it: one tensor, a
+// symbolic integer or a tuple's slots, every tensor with contiguous strides.
+void set_inferred_type(Node& n, const Inferred& r);
 
 class GraphBuilder {
  public:

@@ -6,6 +6,7 @@
 #include <functional>
 #include <unordered_map>
 
+#include "ir/graph_builder.h"
 #include "ir/graph_io.h"
 #include "ir/infer_context.h"
 #include "ir/input_file.h"
@@ -312,36 +313,18 @@ class TextReader {
     n.has_args = true;
     n.args = std::move(args);
     n.kwargs = std::move(kwargs);
-    Inferred r;
     try {
       ShapeProver prover(g_.symbols);
       InferContext ctx(g_, n, *info, prover);
-      r = info->shape_fn(ctx);
+      set_inferred_type(n, info->shape_fn(ctx));
     } catch (const ShapeError& e) {
       fail(op.col, e.what());
     }
-    n.result = r.result;
-    if (r.result == Node::Result::SymInt) {
-      n.symint = r.symint;
-      return;
-    }
+    if (n.result == Node::Result::SymInt) return;
     const Node* in = !n.args.empty() && n.args[0].is_node() ? &g_.nodes[n.args[0].node] : nullptr;
-    if (r.result == Node::Result::Tensor) {
-      n.tensor.shape = r.slots.at(0).shape;
-      n.tensor.dtype = r.slots.at(0).dtype;
+    if (n.result == Node::Result::Tensor) {
       n.tensor.stride = strides(n, in, op);
       return;
-    }
-    for (const InferredSlot& s : r.slots) {
-      OutputSlot o;
-      if (s.kind == InferredSlot::Kind::Tensor) {
-        o.kind = OutputSlot::Kind::Tensor;
-        o.tensor = {s.shape, contiguous_strides(s.shape), s.dtype};
-      } else if (s.kind == InferredSlot::Kind::Scalar) {
-        o.kind = OutputSlot::Kind::Scalar;
-        o.scalar = Value::of_sym(s.scalar);
-      }
-      n.outputs.push_back(std::move(o));
     }
     if (in && in->result == Node::Result::Tensor)
       if (const auto pieces = view_pieces_strides(n, *in))
