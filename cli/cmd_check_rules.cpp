@@ -24,6 +24,7 @@
 #include "rules/mixed_precision.h"
 #include "rules/sdpa_calls.h"
 #include "cli/commands.h"
+#include "cli/rule_on_graph.h"
 #include "cli/validators.h"
 
 namespace sator::cli {
@@ -38,6 +39,7 @@ struct Options {
   bool json = false;
   bool list = false;
   bool markdown = false;
+  std::string graph;  // --graph: where the rules could match in it, and why they do not
 };
 
 // Every shipped rule as a markdown table (docs/rules.md's is this output):
@@ -86,6 +88,7 @@ int run(const Options& o) {
   for (const std::string& path : o.rule_files) files.push_back(rulelang::read_rule_file(path));
   const check::RuleFactory rules = files.empty() ? check::shipped_rules() : check::file_rules(files);
   std::vector<check::RuleCase> cases = files.empty() ? check::shipped_cases() : check::generated_cases(files);
+  if (!o.graph.empty()) return explain_rules_on_graph(files, o.rules, o.graph);
   if (o.list && o.markdown && o.rule_files.empty()) {
     print_rule_table();
     return 0;
@@ -185,6 +188,9 @@ void add_check_rules_command(CLI::App& app) {
       ->check(non_negative_count());
   cmd->add_option("--seed", opt.seed, "random seed (default 1)");
   cmd->add_flag("--json", opt.json, "print the results as JSON");
+  cmd->add_option("--graph", opt.graph,
+                  "instead of checking the rules: where each could match in this graph (saturated as optimize would) and why "
+                  "it does not fire there");
   cmd->add_flag("--list", opt.list, "list the rules and exit");
   cmd->add_flag("--markdown", opt.markdown, "with --list: the shipped rules as a markdown table (docs/rules.md's)");
   cmd->callback([]() {

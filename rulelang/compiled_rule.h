@@ -153,4 +153,20 @@ const OpInfo* find_rule_op(std::string_view name, std::string* why = nullptr);
 // The e-graph rewrite that runs a compiled rule.
 eg::Rewrite make_rewrite(std::shared_ptr<CompiledRule> rule, TensorEGraph& t);
 
+// What running a rule on one match of its pattern did: rewrote it (fires),
+// or why not (the first condition that failed, where the file writes it).
+struct MatchDiagnosis {
+  bool fires = false;
+  std::string why;
+};
+// Runs the rule on the match (`s` as the e-graph matcher of
+// make_rewrite(rule, t) gives it), recording why it does not rewrite.
+MatchDiagnosis diagnose_match(std::shared_ptr<CompiledRule> rule, TensorEGraph& t, eg::Id eclass, eg::Subst s);
+
+// The value node attributes `a` give a pattern argument (positional, by
+// keyword, or the parameter's default), and whether two attribute values are
+// the same (numbers compared as numbers): how patterns read attributes.
+const Value& pattern_arg_value(const OpInfo& op, const NodeAttrs& a, const PatternArg& pa);
+bool same_attribute(const Value& a, const Value& b);
+
 }  // namespace sator::rulelang

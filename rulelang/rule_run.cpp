@@ -14,6 +14,7 @@
 #include "ir/infer_context.h"
 #include "rulelang/compiled_rule.h"
 #include "rulelang/functions.h"
+#include "rulelang/match_memo.h"
 
 namespace sator::rulelang {
 
@@ -64,53 +65,6 @@ Value normal(Value v, Type t) {
   return v;
 }
 
-// The matches a rule was applied to, each with the classes its run read
-// or built and the e-graph's change clock when it began. Re-running such a
-// match while none of those classes has changed (each still canonical, none
-// changed after that clock) would find the same bindings and build nodes
-// and unions that are already there: it is skipped. An e-graph only grows,
-// so what the earlier run made is still in it. (Saturation re-searches
-// every rule each iteration; most matches of a late iteration are such
-// repeats: 70% of the last iterations' time on a large training graph.)
-class MatchMemo {
- public:
-  bool applied_unchanged(const eg::EGraph& g, const std::vector<Id>& key) const {
-    const auto it = at_.find(hash(key));
-    if (it == at_.end()) return false;
-    const Id* e = arena_.data() + it->second;
-    const uint32_t clock = e[0], key_size = e[1], size = e[2];
-    if (key_size != key.size() || !std::equal(key.begin(), key.end(), e + 3)) return false;
-    for (uint32_t k = 1; k < size; ++k) {  // [0] is the root node, not a class
-      const Id c = e[3 + k];
-      if (c == kNoId) continue;
-      if (!g.is_canonical(c) || g.changed_at(c) > clock) return false;
-    }
-    return true;
-  }
-  void remember(const std::vector<Id>& seen, size_t key_size, uint32_t clock) {
-    const std::span<const Id> key(seen.data(), key_size);
-    const auto [it, fresh] = at_.try_emplace(hash(key), static_cast<uint32_t>(arena_.size()));
-    // A match seen again is written over its old entry where the new one fits.
-    const bool in_place = !fresh && arena_[it->second + 2] >= seen.size();
-    if (!in_place) it->second = static_cast<uint32_t>(arena_.size());
-    const size_t at = it->second;
-    if (!in_place) arena_.resize(arena_.size() + 3 + seen.size());
-    arena_[at] = clock;
-    arena_[at + 1] = static_cast<Id>(key_size);
-    arena_[at + 2] = static_cast<Id>(seen.size());
-    std::copy(seen.begin(), seen.end(), arena_.begin() + static_cast<std::ptrdiff_t>(at + 3));
-  }
-
- private:
-  static uint64_t hash(std::span<const Id> key) {
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ key.size();
-    for (Id x : key) h = (h ^ x) * 0x100000001b3ull, h ^= h >> 29;
-    return h;
-  }
-  std::unordered_map<uint64_t, uint32_t> at_;  // key hash -> entry offset in arena_
-  std::vector<Id> arena_;  // entries: clock, key size, size, then the key and the classes read
-};
-
 class Run {
  public:
   // One per rewrite, its buffers reused from match to match (a rule runs on
@@ -120,6 +74,11 @@ class Run {
     scratch_.vals.resize(r_.vars.size());
     scratch_.nodes.resize(r_.vars.size(), kNoId);
   }
+
+  // With a diagnosis, the run records why a match did not rewrite (the
+  // first condition that failed, where it is written) instead of skipping
+  // matches it ran before.
+  void diagnose(MatchDiagnosis* d) { diag_ = d; }
 
   Id apply(eg::EGraph& g, Id eclass, eg::Subst s) {
     if (&g != &g_) throw std::logic_error("rule '" + r_.name + "' was made for another e-graph");
@@ -143,7 +102,7 @@ class Run {
     for (uint32_t slot : r_.root_slot) root_classes_.push_back(g_.find(s[slot]));
     seen_.insert(seen_.end(), root_classes_.begin(), root_classes_.end());
     const size_t key_size = seen_.size();
-    if (memo_.applied_unchanged(g_, seen_)) return kNoId;  // applied before; nothing it reads has changed since
+    if (!diag_ && memo_.applied_unchanged(g_, seen_)) return kNoId;  // applied before; nothing it reads has changed since
     const uint32_t clock = g_.change_clock();
     find(0, b);
     memo_.remember(seen_, key_size, clock);
@@ -189,6 +148,10 @@ class Run {
   // class the run read or built: what it did depends on these alone.
   std::vector<Id> seen_;
   MatchMemo memo_;
+  MatchDiagnosis* diag_ = nullptr;
+  void note(const std::string& why) {
+    if (diag_ && diag_->why.empty()) diag_->why = why;
+  }
   Id result_ = kNoId;
 
   // The lets and conditions that run at point i (CompiledRule::checks_at):
@@ -200,10 +163,12 @@ class Run {
           const auto& [v, e] = r_.lets[k];
           x.set(static_cast<size_t>(v), materialize(eval(e, x)));
         } else if (!eval(r_.conditions[k], x).truth()) {
+          note("the condition at " + r_.conditions[k].at.text() + " does not hold");
           return false;
         }
       }
     } catch (const Decline&) {
+      note("a function in a let or condition declines the match (at step " + std::to_string(i) + " of the pattern)");
       return false;
     } catch (const SymOverflow&) {
       // A size the condition computes does not fit 64 bits on this match:
@@ -220,10 +185,15 @@ class Run {
     // Only at the ranks check-rules checked the rule at.
     for (size_t v = 0; v < r_.vars.size(); ++v)
       if (x.has(v) && x.vals[v].cls != kNoId &&
-          t_.analysis.data(g_.find(x.vals[v].cls)).type.shape.size() > kMaxCheckedRank)
+          t_.analysis.data(g_.find(x.vals[v].cls)).type.shape.size() > kMaxCheckedRank) {
+        note("a tensor of rank above " + std::to_string(kMaxCheckedRank) + ", beyond the ranks check-rules checks");
         return;
+      }
     for (Id c : root_classes_)
-      if (c != kNoId && t_.analysis.data(g_.find(c)).type.shape.size() > kMaxCheckedRank) return;
+      if (c != kNoId && t_.analysis.data(g_.find(c)).type.shape.size() > kMaxCheckedRank) {
+        note("a tensor of rank above " + std::to_string(kMaxCheckedRank) + ", beyond the ranks check-rules checks");
+        return;
+      }
     try {
       built_.clear();
       for (const RootRewrite& side : r_.rhs) {
@@ -231,10 +201,12 @@ class Run {
         if (built_.back() == kNoId) return;
       }
     } catch (const Decline&) {
+      note("the right-hand side declines (a function in it cannot compute its value here)");
       return;
     } catch (const SymOverflow&) {
       return;  // a size of the right-hand side does not fit 64 bits: nothing built is merged
     }
+    if (diag_) diag_->fires = true;
     for (size_t k = 0; k < r_.rhs.size(); ++k) {
       if (r_.rhs[k].pattern != 0) {
         g_.union_classes(root_classes_[r_.rhs[k].pattern], built_[k], r_.name);
@@ -438,6 +410,19 @@ class Run {
 };
 
 }  // namespace
+
+const Value& pattern_arg_value(const OpInfo& op, const NodeAttrs& a, const PatternArg& pa) { return arg_value(op, a, pa); }
+bool same_attribute(const Value& a, const Value& b) { return same(a, b); }
+
+MatchDiagnosis diagnose_match(std::shared_ptr<CompiledRule> rule, TensorEGraph& t, eg::Id eclass, eg::Subst s) {
+  MatchDiagnosis d;
+  Run run(std::move(rule), t);
+  run.diagnose(&d);
+  const Id built = run.apply(t.egraph, eclass, s);
+  if (built != kNoId) d.fires = true;
+  if (!d.fires && d.why.empty()) d.why = "no binding of the pattern's inner nodes completes the match";
+  return d;
+}
 
 eg::Rewrite make_rewrite(std::shared_ptr<CompiledRule> rule, TensorEGraph& t) {
   std::shared_ptr<const CompiledRule> r = rule;

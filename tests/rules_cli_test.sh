@@ -43,6 +43,24 @@ python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["removed"]; assert {
 "$sator" graph "$ex/negated.sg" -o "$tmp/from_text.json" >/dev/null || fail "sator graph on the example"
 "$sator" optimize "$tmp/from_text.json" --rules "$ex/negation.rules" -o "$tmp/text_out.json" | grep -q "6 nodes -> 4" ||
   fail "the example's rules did not fire on the graph written from text"
+# Where a rule could fire in that graph, and why not (check-rules --graph):
+# a numeric condition that does not hold names its line and column; a
+# sub-pattern the graph does not hold names the argument and the op.
+printf 'mul-one: (mul.Tensor ?x ?c:number) => ?x\n  if (= ?c 1)\n' >"$tmp/mul_one.rules"
+printf 'x = input([4, 8])\na = mul.Tensor(x, 2.0)\nb = mul.Tensor(a, 1)\nc = neg(b)\n' >"$tmp/scaled.sg"
+"$sator" graph "$tmp/scaled.sg" -o "$tmp/scaled.json" >/dev/null || fail "sator graph on scaled.sg"
+"$sator" check-rules --rules "$tmp/mul_one.rules" --graph "$tmp/scaled.json" >"$tmp/places.txt" || fail "check-rules --graph"
+grep -q "rule mul-one (.*mul_one.rules:1:1): 2 place(s) of its root op, fires at 1" "$tmp/places.txt" &&
+  grep -q "'a' (aten.mul.Tensor): the condition at .*mul_one.rules:2:6 does not hold" "$tmp/places.txt" &&
+  grep -q "'b' (aten.mul.Tensor): fires" "$tmp/places.txt" || fail "check-rules --graph: $(cat "$tmp/places.txt")"
+"$sator" check-rules --rules "$ex/negation.rules" --rule double-negation --graph "$tmp/from_text.json" >"$tmp/places2.txt" ||
+  fail "check-rules --rule --graph"
+grep -q "'neg' (aten.neg.default): its argument 'self' is never aten.neg.default (.*negation.rules:5:23)" "$tmp/places2.txt" ||
+  fail "check-rules --graph sub-pattern: $(cat "$tmp/places2.txt")"
+grep -q "negation-out-of-product" "$tmp/places2.txt" && fail "--rule did not limit check-rules --graph to one rule"
+"$sator" check-rules --rules "$ex/negation.rules" --rule nope --graph "$tmp/from_text.json" >/dev/null 2>&1
+[ $? = 2 ] || fail "check-rules --graph with an unknown rule did not exit 2"
+
 # A mistake in the text: exit 2, FILE:LINE:COL, nothing written.
 printf 'x = input([4, 8])\ny = neg(z)\n' >"$tmp/bad.sg"
 "$sator" graph "$tmp/bad.sg" -o "$tmp/bad_text.json" >/dev/null 2>"$tmp/e0.txt"
