@@ -234,10 +234,11 @@ std::vector<AttentionBlock> explain_attention(const Graph& input, TensorEGraph& 
         b.why = "fused in the e-graph, but the extraction kept the decomposed block (estimated cheaper, or the output "
                 "target refuses the kernel)";
       else if (training && !options.training_bias && adds_bias(input, t, scores_of(input, n, decomposed)))
-        b.why = "its scores add a mask (a bias) and the cuDNN kernels do not take the block (not 16-bit, or its head "
-                "dim or heads): the efficient kernel with a bias measured slower than the decomposed block (BERT "
-                "0.95-0.99x on the H200, docs/results/zoo.md): opt-in, --training-attention-bias, for its lower peak "
-                "(scores: " + scores + ")";
+        b.why = "its scores add a mask (a bias) and the cuDNN kernels do not take the block (not 16-bit, its head "
+                "dim or heads, or a mask written out per head and score: 0.92x measured, "
+                "docs/results/attention_bias_forms.md): the efficient kernel with a bias measured slower than the "
+                "decomposed block (BERT 0.95-0.99x on the H200, docs/results/zoo.md): opt-in, "
+                "--training-attention-bias, for its lower peak (scores: " + scores + ")";
       else if (adds_wide_term_to_16_bit(input, t, scores_of(input, n, decomposed)))
         b.why = "its scores add a float32 term to 16-bit q·kᵀ (autocast) that the rules cannot show to be only zeros "
                 "and masking values (a real-valued bias, e.g. ALiBi): the kernels would round it to 16 bits, beyond "

@@ -32,6 +32,29 @@ const std::vector<RuleInfo>& attention_train_rule_info() {
 
 namespace {
 
+// Whether an additive mask is shared by the heads, or is one value per key
+// or per query ([B, 1, L, S], [L, S], [.., 1, S], [.., L, 1], or an expand
+// of one), rather than written out per head and score. On the H100 the
+// cuDNN pair trained a block with a [B, 1, L, S] padding-and-causal mask
+// 1.07x faster than the decomposed block, and one with a [B, H, L, S] mask
+// (a per-head linear bias plus the causal mask) 0.92x, slower than the
+// decomposed block Inductor fuses around it (python/gpu/bias_forms.py,
+// constant_mask and linear_bias, bf16 training, 10-12 iterations;
+// docs/results/attention_bias_forms.md).
+bool mask_shared_by_heads_rows_or_keys(const AttentionBuilder& b, const eg::EGraph& g, Id mask) {
+  const auto one = [](const SymExpr& e) { return e.as_constant() && *e.as_constant() == 1; };
+  const auto narrow = [&](Id c) {
+    const auto* s = b.shape(c);
+    if (!s || s->size() < 2) return s != nullptr;
+    const size_t r = s->size();
+    return r < 3 || one((*s)[r - 3]) || one((*s)[r - 2]) || one((*s)[r - 1]);
+  };
+  if (narrow(mask)) return true;
+  for (Id n : b.nodes(g, g.find(mask), "aten.expand.default"))
+    if (!g.children(n).empty() && narrow(b.child(g, n, 0))) return true;
+  return false;
+}
+
 using eg::Subst;
 using Builder = AttentionBuilder;
 
@@ -277,8 +300,10 @@ Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id 
         const bool masked = f.mask != kNoId, runtime_scale = f.scale_tensor != kNoId;
         const Id q = runtime_scale ? scale_by_tensor(*b, g, q0, f) : q0;
         std::optional<Id> bias;
-        const bool bias_allowed = with_bias == TrainingBias::Always ||
-                                  (with_bias == TrainingBias::WhereCudnn && cudnn_takes(*b, g, q0, k, g.find(v)));
+        const bool bias_allowed =
+            with_bias == TrainingBias::Always ||
+            (with_bias == TrainingBias::WhereCudnn && cudnn_takes(*b, g, q0, k, g.find(v)) &&
+             (!masked || mask_shared_by_heads_rows_or_keys(*b, g, f.mask)));
         if (masked && (!bias_allowed || !(bias = kernel_bias(*b, g, f.mask, q0, k)))) continue;
         NodeAttrs fa = positional(3);
         fa.args.push_back(masked ? Value::of_node(3) : Value::none());
