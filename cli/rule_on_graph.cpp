@@ -39,6 +39,22 @@ std::string place_name(const TensorEGraph& t, eg::Id node) {
 
 int explain_rules_on_graph(const std::vector<rulelang::RuleFile>& files, const std::vector<std::string>& names,
                            const std::string& graph_path) {
+  const std::vector<rulelang::RuleFile> source =
+      files.empty() ? [] {
+        std::vector<rulelang::RuleFile> shipped;
+        for (const std::string& f : rulelang::shipped_rule_file_names()) shipped.push_back(rulelang::shipped_rule_file(f));
+        return shipped;
+      }()
+                    : files;
+  // A name that is no rule is said before the graph is loaded and saturated.
+  for (const std::string& name : names) {
+    bool known = false;
+    for (const rulelang::RuleFile& f : source)
+      for (const rulelang::RuleSpec& r : f.rules) known |= r.name == name;
+    std::string where;  // the files looked in
+    for (const rulelang::RuleFile& f : source) where += (where.empty() ? "" : ", ") + f.path;
+    if (!known) throw GraphError(where, "", "--rule: no rule named '" + printable(name) + "' here");
+  }
   const Graph input = load_graph(graph_path);
   TensorEGraph t(input);
   pipeline::OptimizeOptions options;
@@ -49,20 +65,7 @@ int explain_rules_on_graph(const std::vector<rulelang::RuleFile>& files, const s
     runner.with_iter_limit(options.iter_limit).with_node_limit(pipeline::default_node_limit(input)).with_time_limit(10.0);
     runner.run(t.egraph, rules);
   }
-  const std::vector<rulelang::RuleFile> source =
-      files.empty() ? [] {
-        std::vector<rulelang::RuleFile> shipped;
-        for (const std::string& f : rulelang::shipped_rule_file_names()) shipped.push_back(rulelang::shipped_rule_file(f));
-        return shipped;
-      }()
-                    : files;
   const auto compiled = rulelang::compile_rules(source, t.lang);
-  for (const std::string& name : names) {
-    bool known = false;
-    for (const auto& r : compiled) known |= r->name == name;
-    if (!known)
-      throw GraphError(graph_path, "", "--rule: no rule named '" + printable(name) + "' in the rule file(s) given");
-  }
   std::printf("%s: %zu nodes, saturated to %zu e-nodes with the shipped rules%s\n", input.name.c_str(),
               input.nodes.size(), t.egraph.total_class_nodes(), files.empty() ? "" : " and the file's");
   for (const auto& rule : compiled) {
