@@ -117,6 +117,7 @@ void run_optimize(const OptimizeCliOptions& given) {
   const std::optional<interp::VerifyResult>& verified = done.verified;
 
   RunContext c;
+  c.peak_in = r.peak_in;  // the peak guard's estimate of the input, where it made one
   c.method = "saturation";
   c.extractor = o.extractor;
   c.cost = o.cost;

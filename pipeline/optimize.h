@@ -7,6 +7,7 @@
 
 #include "rulelang/rule_set.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,6 +87,10 @@ struct OptimizeResult {
   size_t attention_changed = 0;
   std::vector<std::string> attention_calls_in;
   double cost_in = 0, cost_out = 0;  // under options.cost: nodes, or roofline µs (compiled)
+  // The input's estimated peak where the peak guard computed it
+  // (memory::estimate_peak_memory(input).peak_bytes): the report reads it
+  // rather than estimating the whole input again.
+  std::optional<double> peak_in;
   double extract_dag_cost = 0;        // the extraction's DAG cost (each chosen node once)
   bool extract_proved_optimal = false;  // ilp: the solver proved the extraction optimal
   size_t egraph_nodes = 0, egraph_classes = 0, iterations = 0;

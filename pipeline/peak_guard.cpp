@@ -262,6 +262,7 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
 PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOptions& options,
                     const std::function<double()>& seconds_left, OptimizeResult& r, std::vector<eg::Id>& enode_of) {
   const double peak_in = memory::estimate_peak_memory(input).peak_bytes;
+  r.peak_in = peak_in;
   const double limit = peak_in + kSlackBytes;
   std::unordered_set<eg::Id> priced_out;
   // The fastest form first.
