@@ -2,7 +2,8 @@
 
 - export / capture: the joint graph torch.compile hands Inductor, as a sator.graph file;
 - load: a sator.graph file (sator's own output too) as a torch.fx.GraphModule;
-- InductorPass: sator as Inductor's joint_custom_pre_pass inside torch.compile.
+- InductorPass: sator as Inductor's joint_custom_pre_pass inside torch.compile;
+- find_sator / describe: which binary it runs (`python3 -m sator_torch --check`).
 
 Only torch is needed; nothing is imported until used.
 """
@@ -12,9 +13,12 @@ def __getattr__(name):
     if name in ("load", "example_inputs", "LoadError"):
         from . import loader as _load
         return getattr(_load, name)
-    if name in ("InductorPass", "find_sator"):
+    if name == "InductorPass":
         from . import inductor_pass
-        return getattr(inductor_pass, name)
+        return inductor_pass.InductorPass
+    if name in ("find_sator", "describe"):
+        from . import binary
+        return getattr(binary, name)
     if name in ("capture",):
         from . import export
         return export.capture

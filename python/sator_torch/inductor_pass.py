@@ -31,7 +31,6 @@ import hashlib
 import json
 import operator
 import os
-import shutil
 import subprocess
 import tempfile
 import time
@@ -40,6 +39,7 @@ import warnings
 import torch
 from torch import fx
 
+from .binary import find_sator  # noqa: F401 (re-exported: scripts import it from here)
 from .graph_doc import graph_to_doc
 from .loader import LoadError, _Builder
 
@@ -47,21 +47,6 @@ try:
     from torch._inductor.custom_graph_pass import CustomGraphPass
 except ImportError:  # older torch: a plain callable works as a pass too
     CustomGraphPass = object
-
-
-def find_sator(explicit=None):
-    """The sator binary: `explicit`, else $SATOR, else `sator` on PATH, else
-    this checkout's build/sator; None where there is none. A path that was
-    given (`explicit` or $SATOR) and is not an executable file gives None:
-    a typo must not fall back to another binary."""
-    for given in (explicit, os.environ.get("SATOR")):
-        if given:
-            return given if os.path.isfile(given) and os.access(given, os.X_OK) else None
-    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    for c in (shutil.which("sator"), os.path.join(here, "build", "sator")):
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
-            return c
-    return None
 
 
 def _signature(graph):
