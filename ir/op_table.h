@@ -47,6 +47,11 @@ struct OpInfo {
 
 // nullptr for an op the table does not know (it is opaque).
 const OpInfo* find_op(std::string_view name);
+// The op a name stands for in a rule file or a text graph: the full name
+// ("aten.view.default") or the short one without "aten."/"prims." and
+// ".default" ("view", "slice.Tensor"); nullptr if none or ambiguous (`why`
+// says which).
+const OpInfo* find_op_by_short_name(std::string_view name, std::string* why = nullptr);
 const std::vector<OpInfo>& all_ops();
 
 // Facts about ops that rules, the cost model, the chunker, the writer and

@@ -145,10 +145,6 @@ CompiledRule compile_rule(const RuleSpec& spec, bool reverse = false);
 void schedule_checks(CompiledRule& rule);
 void bind_language(CompiledRule& rule, TensorLanguage& lang);
 
-// The op a name in a rule stands for: a full name ("aten.view.default") or
-// the short one without "aten."/"prims." and ".default" ("view",
-// "slice.Tensor"); nullptr if none or ambiguous (`why` says which).
-const OpInfo* find_rule_op(std::string_view name, std::string* why = nullptr);
 
 // The e-graph rewrite that runs a compiled rule.
 eg::Rewrite make_rewrite(std::shared_ptr<CompiledRule> rule, TensorEGraph& t);

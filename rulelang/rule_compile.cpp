@@ -137,7 +137,7 @@ class Compiler {
 
   const OpInfo* op_named(const SExpr& head) {
     std::string why;
-    const OpInfo* op = find_rule_op(head.text, &why);
+    const OpInfo* op = find_op_by_short_name(head.text, &why);
     if (!op) throw RuleError(head.at, why);
     if (op->variadic) throw RuleError(head.at, "op " + op->name + " has no schema in the op table; rules cannot bind its arguments");
     if (std::find(r_.ops.begin(), r_.ops.end(), op) == r_.ops.end()) r_.ops.push_back(op);
@@ -474,7 +474,7 @@ class Compiler {
     }
     if (!builds) {
       std::string why;
-      if (find_rule_op(head.text, &why)) throw RuleError(head.at, "an op (" + head.text + ") is built only on the right-hand side");
+      if (find_op_by_short_name(head.text, &why)) throw RuleError(head.at, "an op (" + head.text + ") is built only on the right-hand side");
       throw RuleError(head.at, "no function or op '" + head.text + "'");
     }
     x.kind = Expr::Kind::Build;

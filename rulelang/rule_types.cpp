@@ -1,5 +1,4 @@
 // The language's types, and the op a name in a rule stands for.
-#include <unordered_map>
 
 #include "rulelang/compiled_rule.h"
 
@@ -39,46 +38,6 @@ Type param_type(const ParamSpec& p) {
     case ParamType::ScalarType: return Type::DType;
     default: return Type::Any;
   }
-}
-
-namespace {
-
-// Short name -> op, built once ("view" -> aten.view.default); a short name
-// two ops share maps to nullptr (ambiguous).
-struct ShortNames {
-  std::unordered_map<std::string_view, const OpInfo*> by_name;
-  std::unordered_map<std::string_view, std::string> clash;
-  ShortNames() {
-    for (const OpInfo& op : all_ops()) {
-      std::string_view s = op.name;
-      for (std::string_view prefix : {"aten.", "prims."})
-        if (s.substr(0, prefix.size()) == prefix) s.remove_prefix(prefix.size());
-      if (s.size() > 8 && s.substr(s.size() - 8) == ".default") s.remove_suffix(8);
-      auto [it, fresh] = by_name.emplace(s, &op);
-      if (!fresh && it->second) {
-        clash[s] = it->second->name + " and " + op.name;
-        it->second = nullptr;
-      }
-    }
-  }
-};
-
-}  // namespace
-
-const OpInfo* find_rule_op(std::string_view name, std::string* why) {
-  if (const OpInfo* op = find_op(name)) return op;
-  static const ShortNames names;
-  const auto it = names.by_name.find(name);
-  if (it != names.by_name.end() && it->second) return it->second;
-  if (why) {
-    // (Appended piece by piece: g++ 12 warns, wrongly, on "'" + string.)
-    std::string text = it != names.by_name.end() ? "'" : "no op '";
-    text.append(name);
-    if (it != names.by_name.end()) text.append("' is both ").append(names.clash.at(name)).append(": write the full name");
-    else text.append("' in the op table");
-    *why = std::move(text);
-  }
-  return nullptr;
 }
 
 }  // namespace sator::rulelang

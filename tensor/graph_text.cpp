@@ -104,14 +104,6 @@ class Lexer {
   const std::function<void(size_t, const std::string&)>& fail_;
 };
 
-// The op a name means: the full name, or short without aten./prims. and .default.
-const OpInfo* op_named(const std::string& name) {
-  for (const std::string& full : {name, "aten." + name + ".default", "aten." + name, "prims." + name + ".default",
-                                  "prims." + name})
-    if (const OpInfo* op = find_op(full)) return op;
-  return nullptr;
-}
-
 class TextReader {
  public:
   explicit TextReader(std::string file) : file_(std::move(file)) {}
@@ -306,8 +298,9 @@ class TextReader {
   }
 
   void call(Node& n, const Token& op, std::vector<Value> args, std::vector<std::pair<std::string, Value>> kwargs) {
-    const OpInfo* info = op_named(op.text);
-    if (!info) fail(op.col, "no op '" + op.text + "' in the op table (`sator ops` lists them)");
+    std::string why;
+    const OpInfo* info = find_op_by_short_name(op.text, &why);
+    if (!info) fail(op.col, why + " (`sator ops` lists them)");
     if (!info->shape_fn) fail(op.col, info->name + ": sator has no shape function for it");
     n.op = info->name;
     n.has_args = true;

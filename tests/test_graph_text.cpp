@@ -105,7 +105,7 @@ TEST_CASE("graph text: each mistake is named by line and column", "[graph-text]"
   CHECK(error_of("x = input([4, 8])\ny = neg(x\n") == "g.sg:2:10: expected ',', got the end of the line");
   CHECK(error_of("x = input([4, 8])\no = output(x)\n") == "g.sg:2:1: output(...) has no name");
   CHECK(error_of("x = input([4, 8])\noutput(x)\ny = neg(x)\n") == "g.sg:3:1: nothing may follow output(...)");
-  CHECK(error_of("x = input([4, 8])\nt = t.default(x)\nv = view(t, [32])\n").rfind("g.sg:3:5: view of 't'", 0) == 0);
+  CHECK(error_of("x = input([4, 8])\nt = t(x)\nv = view(t, [32])\n").rfind("g.sg:3:5: view of 't'", 0) == 0);
   // The op's own shape function: the message says why, at the op.
   const std::string bad = error_of("a = input([4, 8])\nb = input([3, 8])\nc = mul.Tensor(a, b)\n");
   CHECK(bad.rfind("g.sg:3:5: ", 0) == 0);
