@@ -106,7 +106,6 @@ std::vector<RulePlace> rule_places(const std::shared_ptr<CompiledRule>& rule, Te
     place.node = n;
     const eg::Id cls = g.find(n);
     eg::Matches m;
-    m.num_vars = static_cast<uint32_t>(rw.vars().size());
     rw.search_class(g, cls, m);
     bool matched = false;
     for (size_t i = 0; i < m.size() && !place.fires; ++i) {
