@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <limits>
 #include <unordered_set>
 
@@ -13,6 +14,7 @@
 #include "pipeline/extract_step.h"
 #include "pipeline/peak_guard.h"
 #include "pipeline/rule_selection.h"
+#include "pipeline/side_work.h"
 #include "rules/dropout_draws.h"
 #include "tensor/tensor_egraph.h"
 
@@ -51,17 +53,22 @@ void finish_result(OptimizeResult& r, const char* what, const std::string& cost,
     r.attention_changed = 0;
     return;
   }
-  ShapeProver check_prover(r.output.symbols);
-  const ShapeCheckReport check = check_shapes(r.output, check_prover);
+  // The shape check beside the estimates (each only reads the output).
+  std::future<ShapeCheckReport> checked = beside(r.output.nodes.size(), [&r] {
+    ShapeProver check_prover(r.output.symbols);
+    return check_shapes(r.output, check_prover);
+  });
+  const GraphStats out = compute_stats(r.output);
+  const double cost_out = estimate_cost(r.output, cost, device);
+  const ShapeCheckReport check = checked.get();
   if (!check.issues.empty())
     throw std::logic_error(std::string("the ") + what + " graph fails shape validation at node '" +
                            r.output.nodes[check.issues.front().node].name + "': " + check.issues.front().message);
-  const GraphStats out = compute_stats(r.output);
   r.nodes_out = out.nodes;
   r.layout_ops_out = out.layout_ops;
   r.sdpa_out = out.sdpa_ops;
   r.attention_changed = attention_calls_changed(r.attention_calls_in, out.attention_calls);
-  r.cost_out = estimate_cost(r.output, cost, device);
+  r.cost_out = cost_out;
 }
 
 void check_output_target(const Graph& g, const Graph& input, const std::string& target) {

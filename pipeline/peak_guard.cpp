@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <future>
+#include <limits>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -10,6 +12,7 @@
 #include "memory/peak_memory.h"
 #include "memory/saved_memory.h"
 #include "pipeline/extract_step.h"
+#include "pipeline/side_work.h"
 #include "schedule/memory_schedule.h"
 #include "schedule/output_copies.h"
 #include "schedule/saved_copies.h"
@@ -58,7 +61,22 @@ struct Written {
   std::vector<std::pair<std::string, double>> tried;
   double peak = 0;
   bool schedule_cut = false;  // the time limit stopped the order search
+  bool saved_copies = false;  // copies of saved views were written (schedule/saved_copies.h)
+  bool released = false;      // the graph was given back (release); the figures stay
 };
+
+// Forms are held one at a time: before the next form is written, the ones
+// written so far give their graphs back (what the guard reads of them, their
+// peak and what is live there, was read), and the best one, where a later
+// form did not beat it, is written again from its extraction at the end
+// (restore: writing is deterministic). Two 145,000-node forms side by side
+// were the run's peak at 60 copies (710 MB).
+void release(Written& w) {
+  if (w.released) return;
+  w.graph = Graph();
+  w.enode_of = std::vector<eg::Id>();
+  w.released = true;
+}
 
 // Whether the run's time limit has passed: the guard's optional searches
 // (more orders, more recomputation rounds) stop there.
@@ -95,9 +113,13 @@ struct KeepMemory {
 
 // Writes an extraction in the order of least estimated peak
 // (schedule/memory_schedule.h), keeping memory as `keep` says: less memory
-// for a little more time.
+// for a little more time. Where `keep` does not ask for saved copies, they
+// are written anyway where the saved views would pin more than
+// `pinned_limit` bytes (the decision reads which values the backward saves,
+// not the order, so it is made before the order search: no second form).
 Written write_and_schedule(const TensorEGraph& t, const Graph& input, const eg::Extraction& x, const KeepMemory& keep,
-                           const OutOfTime& out_of_time, OptimizeResult::ExtractParts& parts) {
+                           const OutOfTime& out_of_time, OptimizeResult::ExtractParts& parts,
+                           double pinned_limit = std::numeric_limits<double>::infinity()) {
   const auto begun = std::chrono::steady_clock::now();
   Written w;
   std::vector<int64_t> position;  // each written node's source node (-1: new)
@@ -105,7 +127,9 @@ Written write_and_schedule(const TensorEGraph& t, const Graph& input, const eg::
   const size_t copies = keep.on ? schedule::copy_pinning_outputs(written, input, position).size() : 0;
   // The clones go before the output node: their e-nodes are none.
   if (copies) w.enode_of.insert(w.enode_of.end() - 1, copies, eg::kNoId);
-  if (keep.saved_copies) {
+  w.saved_copies = keep.saved_copies || (pinned_limit < std::numeric_limits<double>::infinity() &&
+                                         memory::saved_memory(written).pinned_by_views > pinned_limit);
+  if (w.saved_copies) {
     const std::vector<NodeId> added = schedule::copy_pinning_saved(written, position);
     if (!added.empty()) {
       std::vector<eg::Id> enodes;
@@ -215,6 +239,8 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
   bool latest_is_best = true;
   const auto latest = [&]() -> const Written& { return latest_is_best ? best : last; };
   const auto write = [&] {
+    release(best);
+    release(last);
     Written w = write_and_schedule(t, input, fastest, trial, out_of_time, parts);
     latest_is_best = w.peak < best.peak;
     if (latest_is_best) {
@@ -250,6 +276,8 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
   }
   if (best.peak <= limit || no_room()) return;
   const KeepMemory all{true, std::nullopt, keep.saved_copies};
+  release(best);
+  release(last);
   Written w = write_and_schedule(t, input, fastest, all, out_of_time, parts);
   if (w.peak < best.peak) {
     best = std::move(w);
@@ -261,17 +289,27 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
 
 PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOptions& options,
                     const std::function<double()>& seconds_left, OptimizeResult& r, std::vector<eg::Id>& enode_of) {
-  const double peak_in = memory::estimate_peak_memory(input).peak_bytes;
-  r.peak_in = peak_in;
-  const double limit = peak_in + kSlackBytes;
+  // The input's figures do not depend on the extraction: they are estimated
+  // beside it (0.1 s of a 165,000-node graph's run).
+  std::future<std::pair<double, double>> input_figures = beside(input.nodes.size(), [&input, &options] {
+    return std::pair{memory::estimate_peak_memory(input).peak_bytes,
+                     options.hold_peak ? memory::saved_memory(input).pinned_by_views : 0.0};
+  });
   std::unordered_set<eg::Id> priced_out;
   // The fastest form first.
   const auto started = Clock::now();
   Extracted chosen = extract(t, input, options, seconds_left(), r, priced_out);
   const auto extracted = Clock::now();
+  const auto [peak_in, pinned_in] = input_figures.get();
+  r.peak_in = peak_in;
+  const double limit = peak_in + kSlackBytes;
   KeepMemory keep;
   const OutOfTime out_of_time = [&] { return seconds_left() <= 0; };
-  Written best = write_and_schedule(t, input, chosen.x, keep, out_of_time, r.extract_parts);
+  // The saved values first: the backward reading a view where the input
+  // read a copy of its own keeps the view's whole base through it.
+  const double pinned_limit = options.hold_peak ? pinned_in + kSlackBytes : std::numeric_limits<double>::infinity();
+  Written best = write_and_schedule(t, input, chosen.x, keep, out_of_time, r.extract_parts, pinned_limit);
+  keep.saved_copies = best.saved_copies;
   // What a further form costs, as the first one did: a trial is started
   // only where the time left holds it (a trial begun just before the limit
   // ran a whole write past it: 1 s and more at 165,000 nodes).
@@ -279,18 +317,17 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   const double write_s = std::chrono::duration<double>(Clock::now() - extracted).count();
   const OutOfTime no_room_to_write = [&] { return seconds_left() < write_s; };
   const OutOfTime no_room_for_trial = [&] { return seconds_left() < extract_s + write_s; };
-  // The saved values first: the backward reading a view where the input
-  // read a copy of its own keeps the view's whole base through it.
-  if (options.hold_peak && memory::saved_memory(best.graph).pinned_by_views >
-                               memory::saved_memory(input).pinned_by_views + kSlackBytes) {
-    keep.saved_copies = true;
-    best = write_and_schedule(t, input, chosen.x, keep, out_of_time, r.extract_parts);
-  }
   const double first_peak = best.peak;
   const bool held = options.hold_peak && !(options.balanced && best.peak > limit &&
                                            trade_for_time(input, best, peak_in, options, r));
   if (held && best.peak > limit)
     recompute_for_peak(t, input, chosen.x, limit, best, keep, out_of_time, no_room_to_write, r.extract_parts);
+  // The best form written again where a later one was written over it: its
+  // whole order search, as when it was first written, so that the same form
+  // comes back whatever time is left.
+  const auto restore = [&] {
+    if (best.released) best = write_and_schedule(t, input, chosen.x, keep, {}, r.extract_parts);
+  };
   // Still over: new forms give way to the input's own, a trial at a time,
   // each kept only where it lowers the peak, until the peak is the input's
   // or nothing is left to try: first each new form that owns memory live at
@@ -298,6 +335,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   // new forms, largest first. Each trial is an extraction.
   size_t given_way = 0;
   if (held && best.peak > limit) {
+    restore();
     std::vector<std::vector<eg::Id>> regions;
     for (const memory::LiveTensor& l : memory::estimate_peak_memory(best.graph).at_peak)
       if (const eg::Id e = best.enode_of[l.node]; e != eg::kNoId && !t.is_original(e)) regions.push_back({e});
@@ -306,6 +344,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
       std::unordered_set<eg::Id> trial = priced_out;
       trial.insert(regions[k].begin(), regions[k].end());
       Extracted e = extract(t, input, options, seconds_left(), r, trial);
+      release(best);
       Written w = write_and_schedule(t, input, e.x, keep, out_of_time, r.extract_parts);
       if (w.peak < best.peak) {
         best = std::move(w);
@@ -315,13 +354,15 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
       }
     }
   }
+  const bool declined = held && best.peak > limit;
+  if (!declined) restore();  // a declined form is not written
   r.extract_dag_cost = chosen.dag_cost;
   r.extract_proved_optimal = chosen.proved_optimal;
   if (best.schedule_cut) r.limited.push_back("order search");
   if (held && best.peak > limit && no_room_to_write()) r.limited.push_back("peak guard");
   PeakGuard g;
   g.schedules_tried = best.tried;
-  if (best.peak > limit && held) {
+  if (declined) {
     g.declined = true;
     g.schedule = "the input's";
     r.declined.push_back("peak memory: the optimized graph's estimated peak " + mib(first_peak) +
