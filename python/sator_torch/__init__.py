@@ -3,6 +3,7 @@
 - export / capture: the joint graph torch.compile hands Inductor, as a sator.graph file;
 - load: a sator.graph file (sator's own output too) as a torch.fx.GraphModule;
 - InductorPass: sator as Inductor's joint_custom_pre_pass inside torch.compile;
+- backend: torch.compile(model, backend="sator") (registered by pip install; docs/install.md);
 - find_sator / describe: which binary it runs (`python3 -m sator_torch --check`).
 
 Only torch is needed; nothing is imported until used.
@@ -16,6 +17,9 @@ def __getattr__(name):
     if name == "InductorPass":
         from . import inductor_pass
         return inductor_pass.InductorPass
+    if name == "backend":
+        from . import backend
+        return backend
     if name in ("find_sator", "describe"):
         from . import binary
         return getattr(binary, name)

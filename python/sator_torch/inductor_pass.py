@@ -24,7 +24,7 @@ tables (`unlowerable_ops`).
 When anything fails (the binary refuses the graph, an op the rebuild cannot
 express, an op Inductor could not lower) the graph is left exactly as it was
 and a warning says why: the pass never breaks a compile. A missing binary is
-an error when the pass is made (missing_ok=True: a warning per graph).
+an error when the pass is made (strict=False: a warning per graph).
 """
 import gc
 import hashlib
@@ -67,8 +67,9 @@ class InductorPass(CustomGraphPass):
     faster to 1.4% slower on the zoo's training steps, so the pass does not
     bet the user's step on them. With the defaults the pass runs `sator
     optimize --preset inductor`, which a kept graph can be run with again.
-    missing_ok: without a sator binary the constructor raises (saying where
-    it looked); True leaves every graph unchanged with a warning instead.
+    strict: without a sator binary the constructor raises (saying where it
+    looked); strict=False (or missing_ok=True, the older spelling) leaves
+    every graph unchanged with a warning instead.
     target: "inductor-joint" (default) or "any" (tests only: the output may
     hold ops Inductor cannot lower, which the pass then declines).
     fuse_dropout: True (default) fuses attention whose probabilities go
@@ -82,9 +83,9 @@ class InductorPass(CustomGraphPass):
 
     def __init__(self, sator=None, chunk="off", memory_budget=None, extra=(), keep_dir=None, timeout=600,
                  verbose=True, target="inductor-joint", decline_without_gain=True, fuse_dropout=True,
-                 missing_ok=False):
+                 missing_ok=False, strict=True):
         self.sator = find_sator(sator)
-        if self.sator is None and not missing_ok:
+        if self.sator is None and strict and not missing_ok:
             # A typo in $SATOR or the path must not make every compile run
             # silently unoptimized (issue 43): say where we looked, now,
             # before any compile starts.
@@ -92,7 +93,7 @@ class InductorPass(CustomGraphPass):
             where = (f"{given!r} (given as {'sator=' if sator else '$SATOR'}) is not an executable file" if given
                      else "$SATOR is unset, and there is no `sator` on PATH nor a build/sator in this checkout")
             raise FileNotFoundError("sator_torch.InductorPass: no sator binary: " + where
-                                    + " (build it with scripts/demo, or pass missing_ok=True to compile without it)")
+                                    + " (pip install the repository, build it with scripts/demo, or pass strict=False to compile without it)")
         self.target, self.decline_without_gain = target, decline_without_gain
         self.fuse_dropout = bool(fuse_dropout)
         self.chunk, self.memory_budget = str(chunk), memory_budget
