@@ -7,6 +7,7 @@
 #include "ir/graph_io.h"
 #include "ir/input_file.h"
 #include "ir/json_doc.h"
+#include "ir/name_index.h"
 #include "ir/packed_constant.h"
 
 namespace sator {
@@ -268,14 +269,14 @@ class Reader {
       if (!v.is_string()) text();  // reports the type
       const std::string_view ref = v.as_string();
       if (ref == node_) fail("refers to itself (a cycle)");
-      auto it = index_.find(ref);
-      if (it == index_.end()) {
+      const std::optional<NodeId> id = index_.find(ref);
+      if (!id) {
         if (names_a_node(ref))
           fail("refers to node '" + std::string(ref) +
                "', which comes later (nodes must be in topological order; a cycle cannot be ordered)");
         fail("refers to unknown node '" + std::string(ref) + "'");
       }
-      return Value::of_node(it->second);
+      return Value::of_node(*id);
     }
     if (key == "sym") {
       if (!v.is_string()) text();
@@ -366,7 +367,7 @@ class Reader {
     n.name = std::string(name);
     // Entered now (one hash lookup, not two): a reference to the node from
     // its own arguments is caught as a cycle before the index is read.
-    if (!index_.try_emplace(name, static_cast<NodeId>(graph_.nodes.size())).second) fail("duplicate node name");
+    if (!index_.add(name)) fail("duplicate node name");
     if (!f.op) fail("missing field \"op\"");
     if (!f.op->is_string()) fail("field \"op\" is " + type_name(*f.op) + ", expected a string");
     n.op = std::string(f.op->as_string());
@@ -474,7 +475,7 @@ class Reader {
   std::string_view node_;  // the node being read, for messages
   std::string prefix_;     // "outer/" inside a sator.chunked body
   Graph graph_;
-  std::unordered_map<std::string_view, NodeId> index_;
+  NameIndex index_;  // id = the count of nodes read before
   std::optional<Json> nodes_;  // the array being read
   std::unordered_map<std::string_view, SymExpr> expr_cache_;
   bool seen_output_ = false;

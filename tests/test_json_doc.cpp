@@ -1,6 +1,10 @@
 #include <catch2/catch.hpp>
 
 #include "ir/json_doc.h"
+#include "ir/name_index.h"
+
+#include <string>
+#include <vector>
 
 using sator::JsonDoc;
 using sator::JsonSyntaxError;
@@ -45,4 +49,26 @@ TEST_CASE("the JSON parser is strict", "[json]") {
   }
   CHECK_THROWS_WITH(JsonDoc(std::string(300, '[') + std::string(300, ']')), Catch::Contains("nesting deeper"));
   CHECK_THROWS_WITH(JsonDoc("{\n  \"a\": tru\n}"), Catch::Contains("line 2, column 8"));
+}
+
+TEST_CASE("the reader's name index: each name its id, duplicates refused, through growth", "[json]") {
+  sator::NameIndex index;  // no reserve: grows from empty
+  std::vector<std::string> names;
+  for (int i = 0; i < 5000; ++i) {
+    std::string name = i % 3 ? "add_" : "n";  // (appended: GCC 12 warns falsely on "a" + std::string)
+    name += std::to_string(i % 3 ? i : i * 7919);
+    names.push_back(std::move(name));
+  }
+  for (const std::string& n : names) REQUIRE(index.add(n));
+  for (size_t i = 0; i < names.size(); ++i) {
+    INFO(names[i]);
+    REQUIRE(index.find(names[i]) == std::optional<sator::NodeId>(static_cast<sator::NodeId>(i)));
+  }
+  CHECK_FALSE(index.add(names[1234]));  // a duplicate adds nothing
+  CHECK_FALSE(index.find("add_5000").has_value());
+  CHECK_FALSE(index.find("").has_value());
+  CHECK(index.add("add_5000"));  // the next id: the count of names before it
+  CHECK(index.find("add_5000") == std::optional<sator::NodeId>(5000));
+  sator::NameIndex empty;
+  CHECK_FALSE(empty.find("x").has_value());
 }
