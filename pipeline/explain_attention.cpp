@@ -1,5 +1,8 @@
 #include "pipeline/explain_attention.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <deque>
 #include <unordered_set>
 
@@ -139,6 +142,54 @@ NodeId scores_of(const Graph& g, const Node& softmax, bool decomposed) {
 
 }  // namespace
 
+namespace {
+
+// Why the extraction kept a block decomposed, from the estimates: the graph
+// as extracted; with the product's decomposed forms priced out (the forward
+// takes its kernel); and with its probabilities priced out too (nothing may
+// compute them: a training block's backward takes its kernel as well).
+std::string kept_decomposed_because(const AttentionFusionOptions& options, const std::unordered_set<eg::Id>& product_forms,
+                                    const std::unordered_set<eg::Id>& probabilities) {
+  if (!options.cost_without || product_forms.empty()) return " (estimated cheaper, or the output target refuses the kernel)";
+  const double extracted = options.cost_without({});
+  const double forward = options.cost_without(product_forms);
+  if (!std::isfinite(forward)) return ": no form with the kernel can be extracted (the output target refuses it)";
+  std::unordered_set<eg::Id> both = product_forms;
+  both.insert(probabilities.begin(), probabilities.end());
+  const double whole = options.cost_without(both);
+  const char* unit = options.cost_unit.c_str();
+  char buf[240];
+  if (std::isfinite(whole))
+    std::snprintf(buf, sizeof buf, ": estimated cheaper (the graph %.1f %s as extracted, %.1f %s with this block's kernels)",
+                  extracted, unit, whole, unit);
+  else
+    std::snprintf(buf, sizeof buf,
+                  ": estimated cheaper (the graph %.1f %s as extracted, %.1f %s with the forward's kernel; no form in the "
+                  "e-graph computes its gradients without the probabilities)",
+                  extracted, unit, forward, unit);
+  return buf;
+}
+
+// The ops of `output` that read a node computing class `cls` (short names).
+std::string readers_of_class(const TensorEGraph& t, const Graph& output, const std::vector<eg::Id>& enode_of, eg::Id cls) {
+  std::vector<bool> of_class(output.nodes.size(), false);
+  for (size_t i = 0; i < output.nodes.size() && i < enode_of.size(); ++i)
+    of_class[i] = enode_of[i] != eg::kNoId && t.egraph.find(enode_of[i]) == cls;
+  std::string ops;
+  std::unordered_set<std::string> said;
+  for (size_t i = 0; i < output.nodes.size(); ++i) {
+    bool reads = false;
+    const auto check = [&](NodeId k) { reads = reads || of_class[k]; };
+    for (const Value& v : output.nodes[i].args) v.for_each_node(check);
+    for (const auto& kv : output.nodes[i].kwargs) kv.second.for_each_node(check);
+    if (reads && !of_class[i] && said.insert(output.nodes[i].op).second)
+      ops += (ops.empty() ? "" : ", ") + short_op(output.nodes[i].op);
+  }
+  return ops;
+}
+
+}  // namespace
+
 std::vector<AttentionBlock> explain_attention(const Graph& input, TensorEGraph& t, const Graph& output,
                                               const std::vector<eg::Id>& enode_of, const AttentionFusionOptions& options) {
   // What the output computes, by e-class.
@@ -217,22 +268,38 @@ std::vector<AttentionBlock> explain_attention(const Graph& input, TensorEGraph& 
     } else {
       bool kernel_in_egraph = false;
       // The product's class, or (a flattened bmm) its view's: an attention
-      // kernel there, or a training kernel's output getitem(kernel, 0).
+      // kernel there, or a training kernel's output getitem(kernel, 0). The
+      // other forms of a class holding one are the block's decomposed forms.
       std::vector<NodeId> products{*values_matmul};
       for (NodeId u : users[*values_matmul])
         if (op_has(input.nodes[u].op, OpFact::ReshapeByValue)) products.push_back(u);
-      for (NodeId product : products)
+      std::unordered_set<eg::Id> decomposed_forms;
+      bool product_by_kernel = false;  // the output computes the product with the kernel
+      for (NodeId product : products) {
+        std::vector<eg::Id> others;
+        bool here = false;
         for (eg::Id e : t.egraph.class_nodes(t.class_of(product))) {
           const std::string& op = t.lang.op_name(t.egraph.op(e));
-          kernel_in_egraph |= is_attention_kernel(op);
+          bool kernel = is_attention_kernel(op);
           if (op == "getitem" && !t.egraph.children(e).empty())
             for (eg::Id k : t.egraph.class_nodes(t.egraph.find(t.egraph.children(e)[0])))
-              kernel_in_egraph |= is_attention_kernel(t.lang.op_name(t.egraph.op(k)));
+              kernel |= is_attention_kernel(t.lang.op_name(t.egraph.op(k)));
+          here |= kernel;
+          if (!kernel) others.push_back(e);
+          product_by_kernel |= kernel && std::find(enode_of.begin(), enode_of.end(), e) != enode_of.end();
         }
+        kernel_in_egraph |= here;
+        if (here) decomposed_forms.insert(others.begin(), others.end());
+      }
+      std::unordered_set<eg::Id> probabilities;
+      for (eg::Id e : t.egraph.class_nodes(cls)) probabilities.insert(e);
       const std::string scores = describe(input, scores_of(input, n, decomposed), 3);
-      if (kernel_in_egraph)
-        b.why = "fused in the e-graph, but the extraction kept the decomposed block (estimated cheaper, or the output "
-                "target refuses the kernel)";
+      if (product_by_kernel)
+        b.why = "its kernels are in the output, but the output still computes its probabilities (read by " +
+                readers_of_class(t, output, enode_of, cls) + ")";
+      else if (kernel_in_egraph)
+        b.why = "fused in the e-graph, but the extraction kept the decomposed block" +
+                kept_decomposed_because(options, decomposed_forms, probabilities);
       else if (training && !options.training_bias && adds_bias(input, t, scores_of(input, n, decomposed)))
         b.why = "its scores add a mask (a bias) and the cuDNN kernels do not take the block (not 16-bit, its head "
                 "dim or heads, or a mask written out per head and score: 0.92x measured, "

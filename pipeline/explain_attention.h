@@ -4,7 +4,9 @@
 // or else the first reason it was not fused.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "egraph/egraph.h"
@@ -24,6 +26,12 @@ struct AttentionFusionOptions {
   bool training = true;       // training_attention: a joint graph's rules ran
   bool training_bias = false;  // training_attention_bias: ... also where the scores add a mask
   bool fuse_dropout = false;   // fuse_dropout: attention whose probabilities go through dropout
+  // The estimated cost of the graph extracted with the given e-nodes priced
+  // out (infinite where no form is left): a block fused in the e-graph but
+  // kept decomposed is explained by the graph's estimate as extracted against
+  // its estimate with the block's decomposed forms priced out. Unset: not said.
+  std::function<double(const std::unordered_set<eg::Id>&)> cost_without;
+  std::string cost_unit = "us";  // what cost_without counts
 };
 
 // `t` is the saturated e-graph of `input`; `output` was written from it with

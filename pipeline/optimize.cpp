@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <future>
 #include <limits>
+#include <optional>
 #include <unordered_set>
 
 #include "cost/graph_cost.h"
@@ -176,8 +177,24 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
         if (const std::string_view rule = t.egraph.made_by(enode_of[i]); !rule.empty())
           r.made_by.emplace_back(r.output.nodes[i].name, std::string(rule));
   if (options.explain && !guard.declined) r.removed = explain_removals(t, r.output, enode_of);
-  if (options.explain_attention)
-    r.attention = explain_attention(input, t, kept_or_output(r, input), enode_of, {options.training_attention, options.training_attention_bias, options.fuse_dropout});
+  if (options.explain_attention) {
+    AttentionFusionOptions explain;
+    explain.training = options.training_attention;
+    explain.training_bias = options.training_attention_bias;
+    explain.fuse_dropout = options.fuse_dropout;
+    // The estimates a block kept decomposed is explained with: extractions
+    // with its decomposed forms priced out (diagnosis only; no time limit).
+    std::optional<double> as_extracted;
+    explain.cost_without = [&](const std::unordered_set<eg::Id>& forms) {
+      if (forms.empty() && as_extracted) return *as_extracted;
+      OptimizeResult scratch;
+      extract_cheapest(t, input, options, std::numeric_limits<double>::infinity(), scratch, forms);
+      if (forms.empty()) as_extracted = scratch.extract_dag_cost;
+      return scratch.extract_dag_cost;
+    };
+    explain.cost_unit = options.cost == "roofline" ? "us" : "nodes";
+    r.attention = explain_attention(input, t, kept_or_output(r, input), enode_of, explain);
+  }
   if (options.explain_attention && guard.declined)
     for (AttentionBlock& b : r.attention)
       if (b.fused || b.why.rfind("fused in the e-graph", 0) == 0) b = {b.softmax, false, r.declined.back()};
