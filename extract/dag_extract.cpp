@@ -89,9 +89,22 @@ Solution extract_dag(const Problem& p, const DagOptions& options) {
   // that local search can switch to nodes that need them.
   for (ClassIdx c = 0; c < p.num_classes(); ++c)
     if (best.choice[c] == kNoNode) best.choice[c] = tree.choice[c];
-  if (options.improve_seconds > 0 && best.dag_cost < kInfinite) {
-    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.improve_seconds));
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.improve_seconds));
+  if (options.improve_seconds > 0 && best.dag_cost < kInfinite)
     best.search_cut = improve_dag(p, best.choice, best.dag_cost, deadline);
+  // The greedy pass prices each class by its tree, which counts a shared
+  // value once per reader: where that led the search to a DAG dearer than
+  // the known solution (a fused attention forward beside a backward that
+  // still needs the probabilities), the search goes on from the known one.
+  if (options.known.size() == p.num_classes()) {
+    std::vector<NodeIdx> known = options.known;
+    for (ClassIdx c = 0; c < p.num_classes(); ++c)
+      if (known[c] == kNoNode) known[c] = tree.choice[c];
+    if (double cost = dag_cost(p, known); cost < best.dag_cost) {
+      best.search_cut = false;
+      if (options.improve_seconds > 0) best.search_cut = improve_dag(p, known, cost, deadline);
+      best.choice = std::move(known), best.dag_cost = cost;
+    }
   }
   cost_solution(p, best);
   best.micros = std::chrono::duration<double, std::micro>(Clock::now() - start).count();

@@ -20,6 +20,11 @@ Solution extract_tree(const Problem& p);
 
 struct DagOptions {
   double improve_seconds = 0.5;  // local search budget (0: none)
+  // A solution known to be feasible (by class; kNoNode where it chooses
+  // nothing), e.g. the input graph's own form: where the search ends above
+  // its DAG cost, it searches again from it, so that the result is never
+  // dearer than it. Empty: none.
+  std::vector<NodeIdx> known;
 };
 Solution extract_dag(const Problem& p, const DagOptions& options = {});
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "extract/egraph_problem.h"
@@ -18,6 +19,26 @@ namespace {
 // extract several times).
 void note_limited(OptimizeResult& r) {
   if (std::find(r.limited.begin(), r.limited.end(), "extraction") == r.limited.end()) r.limited.push_back("extraction");
+}
+
+// The input graph's own form as a solution of `ep`: each class the input's
+// earliest node in it (its children are earlier nodes, whose classes choose
+// earlier nodes still: no cycle), kNoNode where that node is priced out.
+std::vector<extract::NodeIdx> input_form(const TensorEGraph& t, const extract::EGraphProblem& ep) {
+  std::unordered_map<eg::Id, extract::NodeIdx> node_index;
+  node_index.reserve(ep.node_id.size());
+  for (size_t k = 0; k < ep.node_id.size(); ++k) node_index.emplace(ep.node_id[k], static_cast<extract::NodeIdx>(k));
+  std::vector<extract::NodeIdx> choice(ep.problem.num_classes(), extract::kNoNode);
+  std::vector<bool> chosen(ep.problem.num_classes(), false);
+  for (NodeId n = 0; n < t.source().nodes.size(); ++n) {
+    const auto it = node_index.find(t.node_of(n));
+    if (it == node_index.end()) continue;
+    const extract::ClassIdx c = ep.problem.nodes[it->second].cls;
+    if (chosen[c]) continue;
+    chosen[c] = true;
+    choice[c] = it->second;
+  }
+  return choice;
 }
 
 }  // namespace
@@ -82,6 +103,7 @@ eg::Extraction extract_cheapest(const TensorEGraph& t, const Graph& input, const
     // The local search takes at most what the time limit leaves; the limit
     // cut it only if it stopped there rather than converging.
     extract::DagOptions dopt;
+    dopt.known = input_form(t, ep);
     const bool shortened = seconds_left < dopt.improve_seconds;
     if (shortened) dopt.improve_seconds = seconds_left;
     sol = extract::extract_dag(ep.problem, dopt);

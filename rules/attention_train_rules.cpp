@@ -13,7 +13,8 @@ const std::vector<RuleInfo>& attention_train_rule_info() {
       {"attention-training",
        "O = matmul(P, v), P = _softmax(matmul(q, kᵀ)·s [+ m], -1) with the backward dS = fma(-P, sum(dP·P, -1), dP·P), "
        "dP = matmul(dO, vᵀ): O, dQ = matmul(dS·s, k), dK = matmul((dS·s)ᵀ, q), dV = matmul(Pᵀ, dO) = "
-       "_scaled_dot_product_efficient_attention(q, k, v, m) and its _backward"},
+       "_scaled_dot_product_efficient_attention(q, k, v, m) and its _backward; where m depends on a parameter (a "
+       "learned bias), also the _backward asked for grad_bias, which is dS"},
       {"attention-training-16-bit",
        "the same under autocast or with 16-bit weights: dS16 = convert(fma(-P, sum(dP·P, -1), dP·P), t) with dP = "
        "convert(dP16) and P = P32 (O = matmul(convert(P32, t), v)) or convert(P16): the kernels on 16-bit q, k, v; "
@@ -249,6 +250,34 @@ Id convert_to(Builder& b, eg::EGraph& g, Id x, DType t) {
   return b.add(g, "prims.convert_element_type.default", ca, {g.find(x)});
 }
 
+// Whether class `c` depends on a parameter (a floating primal placeholder:
+// AOTAutograd lifts buffers such as GPT-Neo's boolean causal mask as primals
+// too), through the input's own forms: only such a value has a gradient.
+bool has_gradient(const Builder& b, const eg::EGraph& g, Id c) {
+  std::vector<Id> todo{g.find(c)};
+  std::unordered_set<Id> seen;
+  const Graph& source = b.t.source();
+  while (!todo.empty()) {
+    const Id x = todo.back();
+    todo.pop_back();
+    if (!seen.insert(x).second) continue;
+    // The input's own forms where the class has one (the rules' identities
+    // put forms such as x·0 into a constant's class), else every form.
+    bool original = false;
+    for (Id e : g.class_nodes(x)) original = original || b.t.is_original(e);
+    for (Id e : g.class_nodes(x)) {
+      const int64_t n = b.t.original_node(e);
+      if (original && n < 0) continue;
+      if (n >= 0 && source.nodes[static_cast<size_t>(n)].op == "placeholder" &&
+          source.nodes[static_cast<size_t>(n)].role == Role::Primal &&
+          is_floating(source.nodes[static_cast<size_t>(n)].tensor.dtype))
+        return true;
+      for (Id k : g.children(e)) todo.push_back(g.find(k));
+    }
+  }
+  return false;
+}
+
 Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id p, Id dp_in, Id d_scores,
                            bool fuse_dropout, TrainingBias with_bias) {
   const std::vector<ScoresOf> scores_classes = scores_of(*b, b, g, p);
@@ -293,8 +322,8 @@ Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id 
           k = ks.front();
         }
         // A run-time scale c (a constant of the sizes: no gradient of its
-        // own) goes into q: (q·c)kᵀ; then dq = c·dq'. The mask's gradient (a
-        // learned bias) is not asked for.
+        // own) goes into q: (q·c)kᵀ; then dq = c·dq'. A learned bias's
+        // gradient is asked for in a second backward (below).
         const auto ds = scaled_like(*b, g, d_scores, f);
         if (!ds) continue;
         const bool masked = f.mask != kNoId, runtime_scale = f.scale_tensor != kNoId;
@@ -334,6 +363,25 @@ Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id 
         union_product(*b, g, transpose4(*b, g, *ds), q0, dk);
         union_product(*b, g, transpose4(*b, g, q0), *ds, transpose4(*b, g, dk));
         union_product(*b, g, transpose4(*b, g, g.find(dr.p_used)), g.find(d_out), dv);
+        // A bias with a gradient (a learned table, a bias from the
+        // projections: it depends on a parameter) has it computed from dS:
+        // the same backward asked for grad_bias too gives dS, in the bias's
+        // [B, H, L, S] (kernel_bias expands it; the graph's own sum over the
+        // broadcast dims reads dS's class), so nothing needs the
+        // probabilities. Not for a constant mask: asked for there, grad_bias
+        // would be a [B, H, L, S] tensor written for whatever reads dS (GPT-Neo's
+        // where(mask, dS, 0) before its products), where the kernels' dq and
+        // dk are what fusing is for. Where the bias's dtype is dS's.
+        if (masked && b->dtype(g, *bias) == b->dtype(g, g.find(d_scores)) && has_gradient(*b, g, f.mask)) {
+          NodeAttrs bb = ba;
+          for (Value& x : bb.args)
+            if (x.is_list() && x.list.size() == 4 && x.list[3].kind == Value::Kind::Bool) x.list[3] = Value::of_bool(true);
+          const Id with_bias = b->add(g, "aten._scaled_dot_product_efficient_attention_backward.default", bb, bk);
+          g.union_classes(getitem(*b, g, with_bias, 0), dq, "attention-training");
+          g.union_classes(getitem(*b, g, with_bias, 1), dk, "attention-training");
+          g.union_classes(getitem(*b, g, with_bias, 2), dv, "attention-training");
+          g.union_classes(getitem(*b, g, with_bias, 3), g.find(d_scores), "attention-training");
+        }
         return kNoId;  // the unions are the rewrite: dS itself has no fused form
       }
     }
