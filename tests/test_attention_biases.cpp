@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -104,7 +105,10 @@ NodeId probabilities(B& b, Form form, NodeId q, NodeId k) {
   return b.op("aten._softmax.default", {B::ref(biased), Value::of_int(-1), Value::of_bool(false)});
 }
 
-Graph attention(Form form, bool training) {
+// With `bias_gradient` (a form adding a position table [1, H, L, L]), the
+// table is a parameter and the graph also returns its gradient, dS summed
+// over the batch.
+Graph attention(Form form, bool training, bool bias_gradient = false) {
   B b("biases");
   const NodeId q = b.input({N, H, L, E}), k = b.input({N, H, L, E}), v = b.input({N, H, L, E});
   const NodeId p = probabilities(b, form, q, k);
@@ -121,8 +125,13 @@ Graph attention(Form form, bool training) {
   const NodeId dq = b.op("aten.matmul.default", {B::ref(ds), B::ref(k)});
   const NodeId dk = b.op("aten.matmul.default", {B::ref(tr(ds)), B::ref(q)});
   const NodeId dv = b.op("aten.matmul.default", {B::ref(tr(p)), B::ref(d_out)});
-  Graph g = b.finish({o, dq, dk, dv});
+  std::vector<NodeId> outputs = {o, dq, dk, dv};
+  if (bias_gradient) outputs.push_back(b.op("aten.sum.dim_IntList", {B::ref(fma), B::ints({0}), Value::of_bool(true)}));
+  Graph g = b.finish(outputs);
   g.nodes[d_out].role = Role::Tangent;
+  if (bias_gradient)
+    for (Node& n : g.nodes)
+      if (n.op == "placeholder" && n.tensor.shape.size() == 4 && n.tensor.shape[0].as_constant() == 1) n.role = Role::Primal;
   return g;
 }
 
@@ -259,27 +268,7 @@ TEST_CASE("a learned bias's gradient comes from the fused backward (grad_bias), 
   // returns the table's gradient, dS summed over the batch. The efficient
   // backward asked for grad_bias gives dS in [N, H, L, L] (issue 41), so the
   // fused block needs no probabilities; equal in float64.
-  B b("learned_bias");
-  const NodeId q = b.input({N, H, L, E}), k = b.input({N, H, L, E}), v = b.input({N, H, L, E});
-  const NodeId p = probabilities(b, Form::PositionThenMask, q, k);
-  const NodeId o = b.op("aten.matmul.default", {B::ref(p), B::ref(v)});
-  const auto tr = [&](NodeId x) { return b.op("aten.permute.default", {B::ref(x), B::ints({0, 1, 3, 2})}); };
-  const NodeId d_out = b.input({N, H, L, E});
-  const NodeId dp = b.op("aten.matmul.default", {B::ref(d_out), B::ref(tr(v))});
-  const NodeId dpp = b.op("aten.mul.Tensor", {B::ref(dp), B::ref(p)});
-  const NodeId sum = b.op("aten.sum.dim_IntList", {B::ref(dpp), B::ints({-1}), Value::of_bool(true)});
-  const NodeId fma = b.op("prims.fma.default", {B::ref(b.op("aten.neg.default", {B::ref(p)})), B::ref(sum), B::ref(dpp)});
-  const NodeId d_position = b.op("aten.sum.dim_IntList", {B::ref(fma), B::ints({0}), Value::of_bool(true)});
-  const NodeId ds = b.op("aten.mul.Tensor", {B::ref(fma), Value::of_float(kScale)});
-  const NodeId dq = b.op("aten.matmul.default", {B::ref(ds), B::ref(k)});
-  const NodeId dk = b.op("aten.matmul.default", {B::ref(tr(ds)), B::ref(q)});
-  const NodeId dv = b.op("aten.matmul.default", {B::ref(tr(p)), B::ref(d_out)});
-  Graph g = b.finish({o, dq, dk, dv, d_position});
-  g.nodes[d_out].role = Role::Tangent;
-  // The table is a parameter (a primal): its gradient is asked for. The
-  // padding mask, an input, has none.
-  for (Node& n : g.nodes)
-    if (n.op == "placeholder" && n.tensor.shape.size() == 4 && n.tensor.shape[0].as_constant() == 1) n.role = Role::Primal;
+  const Graph g = attention(Form::PositionThenMask, true, /*bias_gradient=*/true);
   pipeline::OptimizeOptions opt;
   opt.training_attention_bias = true;
   opt.cost = "nodes";  // at L = 8 the roofline prices the tiny block's kernels above it
