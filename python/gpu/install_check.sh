@@ -17,6 +17,15 @@ log=$out/install.log
 {
   echo "python: $(command -v python3) ($(python3 --version 2>&1))"
   python3 -m venv --system-site-packages "$venv" || exit 3
+  # Where python3 is itself a virtual environment (the GPU machine's is
+  # /opt/torch/.venv), --system-site-packages reaches the interpreter
+  # below it, not the packages torch is in: those are added by a .pth file.
+  outer=$(python3 -c 'import site, sys; print(site.getsitepackages()[0] if sys.prefix != sys.base_prefix else "")')
+  if [ -n "$outer" ]; then
+    inner=$("$venv/bin/python" -c 'import site; print(site.getsitepackages()[0])')
+    echo "$outer" > "$inner/outer_site_packages.pth"
+    echo "torch's packages from $outer (python3 is a virtual environment)"
+  fi
   [ -n "$prebuilt" ] && export SATOR_PREBUILT=$prebuilt
   start=$SECONDS
   (cd "$root" && "$venv/bin/pip" install --no-index . ) || exit 4
