@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "extract/egraph_problem.h"
@@ -21,22 +20,19 @@ void note_limited(OptimizeResult& r) {
   if (std::find(r.limited.begin(), r.limited.end(), "extraction") == r.limited.end()) r.limited.push_back("extraction");
 }
 
-// The input graph's own form as a solution of `ep`: each class the input's
-// earliest node in it (its children are earlier nodes, whose classes choose
-// earlier nodes still: no cycle), kNoNode where that node is priced out.
+// The input graph's own form as a solution of `ep`: each class the e-node
+// of the input's earliest node in it (its children are earlier nodes, whose
+// classes choose earlier nodes still: no cycle); kNoNode where the input has
+// none there or it is priced out (not in the problem).
 std::vector<extract::NodeIdx> input_form(const TensorEGraph& t, const extract::EGraphProblem& ep) {
-  std::unordered_map<eg::Id, extract::NodeIdx> node_index;
-  node_index.reserve(ep.node_id.size());
-  for (size_t k = 0; k < ep.node_id.size(); ++k) node_index.emplace(ep.node_id[k], static_cast<extract::NodeIdx>(k));
   std::vector<extract::NodeIdx> choice(ep.problem.num_classes(), extract::kNoNode);
-  std::vector<bool> chosen(ep.problem.num_classes(), false);
-  for (NodeId n = 0; n < t.source().nodes.size(); ++n) {
-    const auto it = node_index.find(t.node_of(n));
-    if (it == node_index.end()) continue;
-    const extract::ClassIdx c = ep.problem.nodes[it->second].cls;
-    if (chosen[c]) continue;
-    chosen[c] = true;
-    choice[c] = it->second;
+  std::vector<int64_t> earliest(ep.problem.num_classes(), -1);
+  for (size_t k = 0; k < ep.node_id.size(); ++k) {
+    const int64_t n = t.original_node(ep.node_id[k]);
+    const extract::ClassIdx c = ep.problem.nodes[k].cls;
+    if (n < 0 || (earliest[c] >= 0 && earliest[c] <= n)) continue;
+    earliest[c] = n;
+    choice[c] = static_cast<extract::NodeIdx>(k);
   }
   return choice;
 }

@@ -13,8 +13,8 @@ const std::vector<RuleInfo>& attention_train_rule_info() {
       {"attention-training",
        "O = matmul(P, v), P = _softmax(matmul(q, kᵀ)·s [+ m], -1) with the backward dS = fma(-P, sum(dP·P, -1), dP·P), "
        "dP = matmul(dO, vᵀ): O, dQ = matmul(dS·s, k), dK = matmul((dS·s)ᵀ, q), dV = matmul(Pᵀ, dO) = "
-       "_scaled_dot_product_efficient_attention(q, k, v, m) and its _backward; where m depends on a parameter (a "
-       "learned bias), also the _backward asked for grad_bias, which is dS"},
+       "_scaled_dot_product_efficient_attention(q, k, v, m) and its _backward; with --training-attention-bias, where m "
+       "depends on a parameter (a learned bias), also the _backward asked for grad_bias, which is dS"},
       {"attention-training-16-bit",
        "the same under autocast or with 16-bit weights: dS16 = convert(fma(-P, sum(dP·P, -1), dP·P), t) with dP = "
        "convert(dP16) and P = P32 (O = matmul(convert(P32, t), v)) or convert(P16): the kernels on 16-bit q, k, v; "
@@ -371,8 +371,13 @@ Id fuse_training_attention(const std::shared_ptr<Builder>& b, eg::EGraph& g, Id 
         // probabilities. Not for a constant mask: asked for there, grad_bias
         // would be a [B, H, L, S] tensor written for whatever reads dS (GPT-Neo's
         // where(mask, dS, 0) before its products), where the kernels' dq and
-        // dk are what fusing is for. Where the bias's dtype is dS's.
-        if (masked && b->dtype(g, *bias) == b->dtype(g, g.find(d_scores)) && has_gradient(*b, g, f.mask)) {
+        // dk are what fusing is for. Where the bias's dtype is dS's, and only
+        // with --training-attention-bias: by default a bias goes only to the
+        // cuDNN pair (which has no grad_bias), and an efficient pair asked
+        // for the gradient beside it is not measured (an unseen model's
+        // default stays as it was).
+        if (masked && with_bias == TrainingBias::Always && b->dtype(g, *bias) == b->dtype(g, g.find(d_scores)) &&
+            has_gradient(*b, g, f.mask)) {
           NodeAttrs bb = ba;
           for (Value& x : bb.args)
             if (x.is_list() && x.list.size() == 4 && x.list[3].kind == Value::Kind::Bool) x.list[3] = Value::of_bool(true);

@@ -135,6 +135,17 @@ Graph attention(Form form, bool training, bool bias_gradient = false) {
   return g;
 }
 
+// A captured form optimized with the pass's options (`--preset inductor`:
+// Inductor's joint target, dropout fused), its attention explained.
+pipeline::OptimizeResult optimize_as_the_pass(const Graph& g, bool training_attention_bias = false) {
+  pipeline::OptimizeOptions o;
+  o.target = "inductor-joint";
+  o.fuse_dropout = true;
+  o.training_attention_bias = training_attention_bias;
+  o.explain_attention = true;
+  return pipeline::optimize(g, o);
+}
+
 }  // namespace
 
 TEST_CASE("attention adding two biases fuses with their sum as its bias (inference)", "[attention][forms]") {
@@ -194,12 +205,7 @@ TEST_CASE("captured bias forms: inference blocks fuse as the pass runs it, or sa
     INFO(stem);
     REQUIRE(fuses.count(stem) == 1);  // a new capture is listed above
     ++graphs;
-    const Graph g = load_graph(entry.path().string());
-    pipeline::OptimizeOptions o;
-    o.target = "inductor-joint";
-    o.fuse_dropout = true;
-    o.explain_attention = true;
-    const pipeline::OptimizeResult r = pipeline::optimize(g, o);
+    const pipeline::OptimizeResult r = optimize_as_the_pass(load_graph(entry.path().string()));
     REQUIRE(!r.attention.empty());
     for (const pipeline::AttentionBlock& b : r.attention) {
       INFO(b.softmax << ": " << b.why);
@@ -220,12 +226,7 @@ TEST_CASE("captured bias forms: bf16 training blocks fuse where the cuDNN pair m
                                              {"linear_bias.bf16.train.g0", false}};
   for (const auto& [stem, fused] : fuses) {
     INFO(stem);
-    const Graph g = load_graph(test::corpus_path("forms/" + stem + ".json"));
-    pipeline::OptimizeOptions o;
-    o.target = "inductor-joint";
-    o.fuse_dropout = true;
-    o.explain_attention = true;
-    const pipeline::OptimizeResult r = pipeline::optimize(g, o);
+    const pipeline::OptimizeResult r = optimize_as_the_pass(load_graph(test::corpus_path("forms/" + stem + ".json")));
     REQUIRE(r.attention.size() == 1);
     CHECK(r.attention[0].fused == fused);
     if (!fused) CHECK(r.attention[0].why.find("written out per head and score") != std::string::npos);
@@ -241,13 +242,8 @@ TEST_CASE("captured bias forms: training blocks with a learned bias fuse, or say
   const std::map<std::string, bool> fuses = {{"disentangled.fp32.train.g0", true}, {"linear_bias.fp32.train.g0", false}};
   for (const auto& [stem, fused] : fuses) {
     INFO(stem);
-    const Graph g = load_graph(test::corpus_path("forms/" + stem + ".json"));
-    pipeline::OptimizeOptions o;
-    o.target = "inductor-joint";
-    o.fuse_dropout = true;
-    o.training_attention_bias = true;
-    o.explain_attention = true;
-    const pipeline::OptimizeResult r = pipeline::optimize(g, o);
+    const pipeline::OptimizeResult r =
+        optimize_as_the_pass(load_graph(test::corpus_path("forms/" + stem + ".json")), /*training_attention_bias=*/true);
     REQUIRE(r.attention.size() == 1);
     const std::string& w = r.attention[0].why;
     INFO(w);
