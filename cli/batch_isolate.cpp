@@ -161,6 +161,15 @@ IsolatedRun run_isolated(const BatchInput& b, const std::string& result_path, co
   return run;
 }
 
+// The process's mapped address space now (/proc/self/statm's first field),
+// or 0 where it cannot be read.
+static std::size_t address_space_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::size_t pages = 0;
+  if (!(statm >> pages)) return 0;
+  return pages * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+}
+
 int run_batch_one(const std::string& graph, const std::string& name, const std::string& result_path,
                   const CompareOptions& c, double memory_bytes) {
   signal(SIGINT, SIG_IGN);
@@ -170,7 +179,12 @@ int run_batch_one(const std::string& graph, const std::string& name, const std::
   if (const char* hang = std::getenv("SATOR_TEST_HANG_ON"); hang && name == hang)
     for (;;) pause();
   if (memory_bytes > 0) {
-    const rlimit lim{static_cast<rlim_t>(memory_bytes), static_cast<rlim_t>(memory_bytes)};
+    // The limit counts what this graph's work maps, on top of what the
+    // process already has: the shared libraries (Z3, CBC, BLAS) and the
+    // allocator's first reservations are tens of MiB of address space that
+    // differ between machines, and must not decide whether a small graph fits.
+    const double limit = static_cast<double>(address_space_bytes()) + memory_bytes;
+    const rlimit lim{static_cast<rlim_t>(limit), static_cast<rlim_t>(limit)};
     setrlimit(RLIMIT_AS, &lim);
   }
   ordered_json r;
