@@ -29,7 +29,8 @@ const char* attention_mask_name(AttentionMask m) {
 }
 
 const AttentionTable* attention_table(std::string_view device) {
-  if (device == "h100" || device == "h200") return &kAttentionTable_h100;
+  if (device == "h100") return &kAttentionTable_h100;
+  if (device == "h200") return &kAttentionTable_h200;
   return nullptr;
 }
 

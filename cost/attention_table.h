@@ -51,9 +51,9 @@ struct AttentionQuery {
   double batch_heads = 1, l = 1, s = 1, e = 1;
 };
 
-// The table measured on `device` ("h100"; the H200 takes the H100's until
-// it has its own: both are Hopper and rank the kernels alike, see
-// docs/cost-model.md), or nullptr.
+// The table measured on `device` ("h100", "h200"), or nullptr. Each GPU
+// has its own: they rank the kernels differently at the small training
+// points (bf16 L = 512: cuDNN first on the H100, flash on the H200).
 const AttentionTable* attention_table(std::string_view device);
 
 // The kernel's time in seconds for the query, or nothing where the table
@@ -62,5 +62,6 @@ const AttentionTable* attention_table(std::string_view device);
 std::optional<double> attention_seconds(const AttentionTable& table, const AttentionQuery& q);
 
 extern const AttentionTable kAttentionTable_h100;
+extern const AttentionTable kAttentionTable_h200;
 
 }  // namespace sator::cost

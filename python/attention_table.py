@@ -1,4 +1,4 @@
-"""Writes extract/attention_table_DEVICE.cpp from a calibration grid measured
+"""Writes cost/attention_table_DEVICE.cpp from a calibration grid measured
 by python/gpu/attention_calibrate.py (tests/data/attention_kernels_DEVICE.json).
 
     python3 python/attention_table.py tests/data/attention_kernels_h100.json cost/attention_table_h100.cpp
@@ -24,7 +24,7 @@ def main(src, dst):
         f"// medians of {doc['rounds']} rounds of {doc['calls']} calls (python/gpu/attention_calibrate.py). Do not edit.",
         '#include "cost/attention_table.h"',
         "",
-        "namespace sator::extract {",
+        "namespace sator::cost {",
         "",
         "namespace {",
         "// dtype, head dim, seq, batch x heads, mask, dropout, phase, ms: flash, cudnn, efficient, math (-1: refused), default",
@@ -37,7 +37,7 @@ def main(src, dst):
                      f'{float(p["dropout"])!r}, "{p["phase"]}", {{{ms}}}, "{dflt}"}},')
     lines += ["};", "}  // namespace", "",
               f"const AttentionTable kAttentionTable_{dev} = {{\"{dev}\", kPoints}};", "",
-              "}  // namespace sator::extract", ""]
+              "}  // namespace sator::cost", ""]
     open(dst, "w").write("\n".join(lines))
 
 
