@@ -110,6 +110,9 @@ nlohmann::ordered_json run_report(const Graph& input, const pipeline::OptimizeRe
                                                                          : nlohmann::ordered_json(v.dtype_error_out)},
                                 {"symbols", v.symbols},
                                 {"elements", v.elements},
+                                {"by_regions", v.by_regions},
+                                {"regions", v.regions},
+                                {"regions_compared", v.regions_compared},
                                 {"random_ops", v.random_ops ? "drawn from identical streams (by node name)" : "none"},
                                 {"seconds", v.seconds}};
     if (!v.detail.empty()) o["detail"] = v.detail;
@@ -193,9 +196,13 @@ void print_verify(const interp::VerifyResult& v) {
   if (v.dtype_error_out >= 0)
     std::snprintf(at_dtypes, sizeof at_dtypes, ", at the dtypes %.2e against the input's %.2e", v.dtype_error_out,
                   v.dtype_error_in);
-  std::printf("verify: %s, max relative error %.2e (float64 reference%s%s%s)%s, %.1f s\n",
+  const std::string regions =
+      !v.by_regions ? std::string()
+      : v.regions   ? "; region by region: " + std::to_string(v.regions_compared) + " changed regions"
+                    : "; region by region: no region changed";
+  std::printf("verify: %s, max relative error %.2e (float64 reference%s%s%s%s)%s, %.1f s\n",
               interp::verify_status_name(v.status), v.max_error, symbols.empty() ? "" : " at ", symbols.c_str(),
-              v.random_ops ? "; random ops on identical streams" : "", at_dtypes, v.seconds);
+              v.random_ops ? "; random ops on identical streams" : "", regions.c_str(), at_dtypes, v.seconds);
 }
 
 void fail_if_unverified(const std::string& path, const interp::VerifyResult& v) {

@@ -4,9 +4,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
+#include <system_error>
+#include <type_traits>
+#include <utility>
 #include <optional>
 
 #include "interp/compare.h"
+#include "interp/verify_regions.h"
+#include "interp/verify_work.h"
 #include "interp/op_args.h"
 #include "ir/op_table.h"
 
@@ -63,30 +69,6 @@ size_t sdpa_with_dropout(const Graph& g) {
   return count;
 }
 
-// Elements of every tensor the graph computes (inputs and constants
-// included) at the chosen symbol values: the interpreter's work, roughly.
-int64_t graph_elements(const Graph& g, const SymbolValues& symbols) {
-  auto numel = [&](const std::vector<SymExpr>& shape) {
-    int64_t e = 1;
-    for (const SymExpr& d : shape) {
-      const auto v = d.evaluate([&](const std::string& name) -> std::optional<int64_t> {
-        if (auto it = symbols.find(name); it != symbols.end()) return it->second;
-        const Symbol* s = g.find_symbol(name);
-        return s ? std::optional<int64_t>(s->hint) : std::nullopt;
-      });
-      e = checked_mul(e, std::max<int64_t>(v.value_or(1), 0));
-    }
-    return e;
-  };
-  int64_t total = 0;
-  for (const Node& n : g.nodes) {
-    if (n.result == Node::Result::Tensor) total = checked_add(total, numel(n.tensor.shape));
-    for (const OutputSlot& o : n.outputs)
-      if (o.kind == OutputSlot::Kind::Tensor) total = checked_add(total, numel(o.tensor.shape));
-  }
-  return total;
-}
-
 // " (node NAME)" for the output at `index` of g's output list, or "".
 std::string output_name(const Graph& g, size_t index) {
   for (const Node& n : g.nodes)
@@ -110,32 +92,66 @@ double dtype_floor(const Graph& g) {
   return half ? 3e-2 : single ? 1e-3 : 0.0;
 }
 
+// From this many elements the input's and the output's evaluations run side
+// by side (seconds each: a 2-core machine halves a large graph's verify).
+constexpr int64_t kEvaluationsBeside = 1'000'000;
+
+// a() and b(), b on a second thread where `beside` and one can be started.
+template <class A, class B>
+std::pair<std::invoke_result_t<A>, std::invoke_result_t<B>> both(bool beside, A a, B b) {
+  std::future<std::invoke_result_t<B>> second;
+  if (beside) try {
+      second = std::async(std::launch::async, b);
+    } catch (const std::system_error&) {
+      // no thread to be had: in turn, below
+    }
+  if (!second.valid()) second = std::async(std::launch::deferred, b);
+  auto first = a();
+  return {std::move(first), second.get()};
+}
+
 std::string format_number(double x) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", x);
   return buf;
 }
 
-}  // namespace
-
-VerifyResult verify_optimized(const Graph& input, const Graph& output, const VerifyOptions& o) {
-  const auto start = std::chrono::steady_clock::now();
+// The whole graphs compared; `by_regions` where they were not because of
+// something a region-by-region comparison can get past (their size, an op
+// the reference cannot run).
+struct Whole {
   VerifyResult r;
+  bool by_regions = false;
+};
+
+Whole verify_whole(const Graph& input, const Graph& output, const VerifyOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  Whole w;
+  VerifyResult& r = w.r;
   r.symbols = small_symbols(input);
   r.elements = graph_elements(input, r.symbols);
   r.random_ops = has_random_ops(input);
-  auto done = [&]() -> VerifyResult {
+  auto done = [&]() -> Whole {
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return r;
+    return w;
   };
   if (r.elements > o.max_elements) {
+    w.by_regions = true;
     r.detail = "too large to verify in float64: its tensors hold " + std::to_string(r.elements) + " elements (limit " +
                std::to_string(o.max_elements) + ")" +
                (input.symbols.empty() ? "; a capture with dynamic shapes (.dyn) verifies at small sizes" : "");
     return done();
   }
+  const double products = std::max(graph_products(input, r.symbols), graph_products(output, r.symbols));
+  if (products > o.max_products) {
+    w.by_regions = true;
+    r.detail = "too much arithmetic to verify in float64: " + format_number(products) + " multiply-adds (limit " +
+               format_number(o.max_products) + ")";
+    return done();
+  }
   for (const Graph* g : {&input, &output})
     if (const auto op = unknown_op(*g)) {
+      w.by_regions = true;
       r.detail = "the reference interpreter cannot run " + *op + " (in " + (g == &input ? "the input" : "the output") +
                  "), so the graphs were not compared";
       return done();
@@ -150,9 +166,12 @@ VerifyResult verify_optimized(const Graph& input, const Graph& output, const Ver
   eval.seed = o.seed;
   try {
     const std::vector<Tensor64> inputs = random_inputs(input, r.symbols, o.seed);
-    const std::vector<EvalValue> real = evaluate_graph(input, inputs, r.symbols, eval);
+    const bool beside = r.elements >= kEvaluationsBeside;
+    auto [real, out_real] = both(
+        beside, [&] { return evaluate_graph(input, inputs, r.symbols, eval); },
+        [&] { return evaluate_graph(output, inputs, r.symbols, eval); });
     size_t worst = 0;
-    r.max_error = max_output_error(evaluate_graph(output, inputs, r.symbols, eval), real, &worst);
+    r.max_error = max_output_error(out_real, real, &worst);
     r.status = r.max_error <= o.tolerance ? VerifyResult::Status::Passed : VerifyResult::Status::Failed;
     if (r.status == VerifyResult::Status::Failed) {
       r.detail = "outputs differ: output #" + std::to_string(worst) + output_name(input, worst) +
@@ -162,8 +181,11 @@ VerifyResult verify_optimized(const Graph& input, const Graph& output, const Ver
     EvalOptions rounded = eval;
     rounded.precision = EvalOptions::Precision::Dtype;
     size_t worst_in = 0;
-    r.dtype_error_in = max_output_error(evaluate_graph(input, inputs, r.symbols, rounded), real, &worst_in);
-    r.dtype_error_out = max_output_error(evaluate_graph(output, inputs, r.symbols, rounded), real, &worst);
+    const auto [in_rounded, out_rounded] = both(
+        beside, [&] { return evaluate_graph(input, inputs, r.symbols, rounded); },
+        [&] { return evaluate_graph(output, inputs, r.symbols, rounded); });
+    r.dtype_error_in = max_output_error(in_rounded, real, &worst_in);
+    r.dtype_error_out = max_output_error(out_rounded, real, &worst);
     const double floor = dtype_floor(input);
     if (!(r.dtype_error_out <= std::max(o.dtype_factor * r.dtype_error_in, floor) + o.tolerance)) {
       r.status = VerifyResult::Status::Failed;
@@ -178,6 +200,20 @@ VerifyResult verify_optimized(const Graph& input, const Graph& output, const Ver
     r.detail = std::string("the interpreter could not run both graphs: ") + e.what();
   }
   return done();
+}
+
+}  // namespace
+
+VerifyResult verify_whole_graph(const Graph& input, const Graph& output, const VerifyOptions& o) {
+  return verify_whole(input, output, o).r;
+}
+
+VerifyResult verify_optimized(const Graph& input, const Graph& output, const VerifyOptions& o) {
+  const Whole whole = verify_whole(input, output, o);
+  if (!whole.by_regions) return whole.r;
+  VerifyResult r = verify_by_regions(input, output, o, whole.r.detail);
+  r.seconds += whole.r.seconds;
+  return r;
 }
 
 }  // namespace sator::interp

@@ -8,8 +8,11 @@
 //
 // Symbolic sizes take small values within their ranges, so that whole models
 // run in seconds; a graph whose tensors at those sizes would still hold more
-// than `max_elements` numbers in all (a large static graph) is skipped,
-// saying so.
+// than `max_elements` numbers in all (a large static graph) or take more
+// than `max_products` multiply-adds, or that holds an op the reference has
+// no kernel for, is compared a changed region at a time
+// (interp/verify_regions.h); a region that is itself too large, or holds
+// such an op, is skipped, saying so.
 // Random ops draw from streams named after their nodes, which optimization
 // keeps, so both sides draw the same numbers; attention whose dropout was
 // fused into SDPA (--fuse-dropout) draws differently and is skipped, saying so.
@@ -24,6 +27,10 @@ namespace sator::interp {
 
 struct VerifyOptions {
   int64_t max_elements = 500'000'000;  // elements of all the graph's tensors, at the chosen sizes
+  // Multiply-adds of its products (interp/verify_work.h): 5e10 is about 20 s
+  // of this machine's two cores (the input's and the output's evaluations
+  // side by side, each twice: float64, then at the dtypes).
+  double max_products = 5e10;
   uint64_t seed = 1;
   // Whole models in float64 with reordered sums (a scale moved across a
   // matmul, SDPA's own softmax) agree to about 1e-9 (measured: docs/interp.md);
@@ -49,9 +56,21 @@ struct VerifyResult {
   int64_t elements = 0;    // elements of all the graph's tensors at those values
   bool random_ops = false; // the graph draws random numbers (compared on identical streams)
   double seconds = 0.0;
+  // Compared region by region (interp/verify_regions.h), the whole graph
+  // being too large or holding an op the reference cannot run: the changed
+  // regions, and how many of them were compared (the rest are why the
+  // verification was skipped).
+  bool by_regions = false;
+  size_t regions = 0, regions_compared = 0;
 };
 const char* verify_status_name(VerifyResult::Status s);
 
+// The whole graphs compared where the reference can run them, else region
+// by region (interp/verify_regions.h).
 VerifyResult verify_optimized(const Graph& input, const Graph& output, const VerifyOptions& options = {});
+
+// The whole graphs compared, or skipped (saying why) where the reference
+// cannot run them.
+VerifyResult verify_whole_graph(const Graph& input, const Graph& output, const VerifyOptions& options = {});
 
 }  // namespace sator::interp

@@ -101,12 +101,26 @@ TEST_CASE("verify: passes an optimization, fails a wrong one, skips what it cann
   const VerifyResult skipped = verify_optimized(g, opt, tiny);
   CHECK(skipped.status == VerifyResult::Status::Skipped);
   CHECK(skipped.detail.find("too large") != std::string::npos);
-  // Inductor's own random prims cannot be replayed: skipped, saying which op,
-  // rather than failed.
+  // Inductor's own random prims cannot be replayed: the graphs are compared
+  // region by region, and the optimization left those prims' computations
+  // as they were (passed); where a changed region holds one, it is skipped,
+  // saying which op, rather than failed.
   const Graph ind = load_graph(test::corpus_path("inductor/zoo_hf.train.dyn.g0.json"));
-  const VerifyResult inductor = verify_optimized(ind, pipeline::optimize(ind, {}).output);
-  CHECK(inductor.status == VerifyResult::Status::Skipped);
-  CHECK(inductor.detail.find("prims.inductor") != std::string::npos);
+  Graph ind_opt = pipeline::optimize(ind, {}).output;
+  const VerifyResult inductor = verify_optimized(ind, ind_opt);
+  INFO(inductor.detail);
+  CHECK(inductor.status == VerifyResult::Status::Passed);
+  CHECK(inductor.regions_compared == inductor.regions);
+  bool renamed = false;  // a random prim the output computes under a new name: a changed region
+  for (Node& n : ind_opt.nodes)
+    if (!renamed && n.op.rfind("prims.inductor_random", 0) == 0) n.name += "_moved", renamed = true;
+  REQUIRE(renamed);
+  const VerifyResult random_region = verify_optimized(ind, ind_opt);
+  INFO(random_region.detail);
+  CHECK(random_region.status == VerifyResult::Status::Skipped);
+  CHECK(random_region.detail.find("prims.inductor") != std::string::npos);
+  CHECK(random_region.regions > inductor.regions);
+  CHECK(random_region.regions_compared < random_region.regions);
 }
 
 TEST_CASE("interpreter: random ops draw streams named after their nodes", "[interp][verify]") {
@@ -142,4 +156,46 @@ TEST_CASE("output comparison: noise far below the graph's scale is not a differe
   CHECK(worst == 1);
   // Alone (no large output beside it) the tiny tensor is its own scale.
   CHECK(interp::max_output_error({noisy[1]}, {ref[1]}) > 0.1);
+}
+
+TEST_CASE("verify: a graph too large as a whole is compared a changed region at a time", "[interp][verify]") {
+  const Graph g = load_graph(test::corpus_path("graphs/zoo_hf.infer.g0.json"));
+  const Graph opt = pipeline::optimize(g, {}).output;
+  const VerifyResult whole = verify_whole_graph(g, opt);
+  REQUIRE(whole.status == VerifyResult::Status::Passed);
+  CHECK(whole.regions == 0);
+  // Just too large as a whole: every changed region compared, and agreeing.
+  VerifyOptions limited;
+  limited.max_elements = whole.elements - 1;
+  const VerifyResult ok = verify_optimized(g, opt, limited);
+  INFO(ok.detail);
+  CHECK(ok.status == VerifyResult::Status::Passed);
+  CHECK(ok.regions > 0);
+  CHECK(ok.regions_compared == ok.regions);
+  CHECK(ok.elements < whole.elements);
+  CHECK(ok.dtype_error_out >= 0);
+  // A wrong multiplier in the output is caught in its region, named.
+  Graph wrong = opt;
+  std::string changed;
+  for (Node& n : wrong.nodes)
+    for (auto& [key, v] : n.kwargs)
+      if (changed.empty() && key == "scale" && v.kind == Value::Kind::Float) v.f *= 1.01, changed = n.name;
+  for (Node& n : wrong.nodes)
+    if (changed.empty() && n.op == "aten.mul.Tensor" && n.args.size() == 2 && n.args[1].kind == Value::Kind::Float)
+      n.args[1].f *= 1.01, changed = n.name;
+  REQUIRE_FALSE(changed.empty());
+  const VerifyResult bad = verify_optimized(g, wrong, limited);
+  INFO(bad.detail);
+  CHECK(bad.status == VerifyResult::Status::Failed);
+  CHECK(bad.detail.find("the region computing") != std::string::npos);
+  CHECK(bad.max_error > 1e-4);
+  // A region still too large is not compared: skipped, saying how many were.
+  VerifyOptions small = limited;
+  small.max_elements = ok.elements - 1;
+  const VerifyResult partly = verify_optimized(g, opt, small);
+  INFO(partly.detail);
+  CHECK(partly.status == VerifyResult::Status::Skipped);
+  CHECK(partly.regions == ok.regions);
+  CHECK(partly.regions_compared < partly.regions);
+  CHECK(partly.detail.find("region by region") != std::string::npos);
 }
