@@ -42,7 +42,7 @@ void run_chunk(const ChunkCliOptions& o) {
   const chunk::ChunkPlan& plan = keep_until_exit(pipeline::plan_or_refuse(o.path, input, options));
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::optional<interp::VerifyResult> verified;
-  if (o.verify && plan.chunked) verified = interp::verify_optimized(input, plan.graph);
+  if (o.verify && plan.chunked) verified = interp::verify_optimized(input, plan.graph, verify_options());
   const bool failed = verified && verified->status == interp::VerifyResult::Status::Failed;
   if (!o.out.empty() && !failed) write_graph_file(plan.graph, o.out);
   if (!o.report.empty()) {

@@ -61,7 +61,7 @@ void run_greedy(const GreedyCliOptions& o) {
   const pipeline::GreedyResult& g = keep_until_exit(pipeline::greedy_optimize(input, opts));
 
   std::optional<interp::VerifyResult> verified;
-  if (o.verify) verified = interp::verify_optimized(input, g.result.output);
+  if (o.verify) verified = interp::verify_optimized(input, g.result.output, verify_options());
   const bool failed = verified && verified->status == interp::VerifyResult::Status::Failed;
   const auto tw = std::chrono::steady_clock::now();
   if (!o.out.empty() && !failed) write_graph_file(g.result.output, o.out);

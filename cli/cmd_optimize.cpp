@@ -90,6 +90,7 @@ void run_optimize(const OptimizeCliOptions& given) {
   run.start = std::chrono::steady_clock::now();
   run.time_limit_s = o.time_limit;
   run.verify = o.verify;
+  run.verify_options = verify_options();
   run.decline_without_gain = o.decline_without_gain;
   pipeline::OptimizeOptions& opts = run.optimize;
   opts.iter_limit = o.iter_limit;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -183,6 +185,17 @@ void print_run(const Graph& input, const pipeline::OptimizeResult& r, const RunC
     }
     for (const std::string& why : r.declined) std::printf("declined: %s\n", why.c_str());
   }
+}
+
+interp::VerifyOptions verify_options() {
+  interp::VerifyOptions o;
+  const bool tty = isatty(fileno(stderr)) != 0;
+  o.on_region = [tty](size_t k, size_t n, const std::string& node) {
+    std::fprintf(stderr, "%sverify: region %zu of %zu (%s)%s", tty ? "\r\033[K" : "", k, n, node.c_str(),
+                 tty && k < n ? "" : "\n");
+    std::fflush(stderr);
+  };
+  return o;
 }
 
 void print_verify(const interp::VerifyResult& v) {

@@ -45,6 +45,9 @@ constexpr int kExitNotVerified = 3;
 // --verify's line (stdout), and its failure: said on stderr, then
 // CLI::RuntimeError(1) (exit status 1: a finding about the optimizer).
 void print_verify(const interp::VerifyResult& v);
+// --verify's options: progress on stderr through a region-by-region
+// comparison (one line per region, or one line rewritten on a terminal).
+interp::VerifyOptions verify_options();
 void fail_if_unverified(const std::string& path, const interp::VerifyResult& v);
 // Exits kExitNotVerified where the verification was skipped (after the
 // output and the report are written).

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "interp/graph_eval.h"
@@ -43,6 +44,9 @@ struct VerifyOptions {
   // 3e-2 16-bit), plus `tolerance`. A fused kernel that accumulates in
   // float32 is nearer; a 16-bit sum of float32 values is further (issue 42).
   double dtype_factor = 2.0;
+  // Called before each region of a region-by-region comparison (k of n, the
+  // node it computes): progress for a run that can take minutes.
+  std::function<void(size_t k, size_t n, const std::string& node)> on_region;
 };
 
 struct VerifyResult {

@@ -211,6 +211,7 @@ VerifyResult verify_by_regions(const Graph& input, const Graph& output, const Ve
 
   std::vector<std::string> not_compared;
   for (const auto& [ro, ri] : roots) {
+    if (o.on_region) o.on_region(r.regions_compared + not_compared.size() + 1, roots.size(), output.nodes[ro].name);
     // The output side stops at anchors; where the input side does not reach
     // one of them (the input computed that value under another name, e.g.
     // twice, which the output shares), the output side computes it too, until

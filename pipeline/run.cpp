@@ -73,7 +73,7 @@ RunResult run_file(const std::string& path, const RunOptions& options) {
     }
   }
   // Verified before the caller writes anything: a graph that fails is not output.
-  if (options.verify) run.verified = interp::verify_optimized(run.input, run.output());
+  if (options.verify) run.verified = interp::verify_optimized(run.input, run.output(), options.verify_options);
   return run;
 }
 

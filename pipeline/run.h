@@ -24,6 +24,7 @@ struct RunOptions {
   OptimizeOptions optimize;  // its time_limit_s is what loading leaves
   std::optional<chunk::ChunkOptions> chunk;  // chunk the extracted graph
   bool verify = false;     // float64 reference run of input and output
+  interp::VerifyOptions verify_options;
   // Write the input unchanged when sator fused no attention, changed no
   // attention call and chunked nothing: layout rewrites alone are not worth
   // a user's step (measured from 2.8% faster to 1.4% slower on the zoo's

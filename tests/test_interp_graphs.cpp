@@ -167,11 +167,20 @@ TEST_CASE("verify: a graph too large as a whole is compared a changed region at 
   // Just too large as a whole: every changed region compared, and agreeing.
   VerifyOptions limited;
   limited.max_elements = whole.elements - 1;
+  std::vector<size_t> progress;  // each region announced, in turn, before it runs
+  limited.on_region = [&](size_t k, size_t n, const std::string& node) {
+    CHECK(k == progress.size() + 1);
+    CHECK(k <= n);
+    CHECK(opt.find_node(node).has_value());
+    progress.push_back(n);
+  };
   const VerifyResult ok = verify_optimized(g, opt, limited);
   INFO(ok.detail);
   CHECK(ok.status == VerifyResult::Status::Passed);
   CHECK(ok.regions > 0);
   CHECK(ok.regions_compared == ok.regions);
+  CHECK(progress == std::vector<size_t>(ok.regions, ok.regions));
+  limited.on_region = nullptr;
   CHECK(ok.elements < whole.elements);
   CHECK(ok.dtype_error_out >= 0);
   // A wrong multiplier in the output is caught in its region, named.
