@@ -190,6 +190,34 @@ TEST_CASE("mm, bmm and matmul's broadcasting", "[interp]") {
   CHECK(bmm(unsqueeze(a, 0), unsqueeze(b, 0)).data == c.data);
 }
 
+TEST_CASE("the tiled products sum in index order: bit-identical to the plain loop", "[interp]") {
+  // Sizes past a tile (256) and not a multiple of the four rows done at once.
+  const int64_t n = 7, k = 300, m = 261;
+  const Tensor64 a = random_tensor({2, n, k}, 7), b = random_tensor({2, k, m}, 8);
+  const Tensor64 c = bmm(a, b);
+  std::vector<double> plain(static_cast<size_t>(2 * n * m), 0.0);
+  for (int64_t bi = 0; bi < 2; ++bi)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < m; ++j) {
+        double acc = 0.0;
+        for (int64_t p = 0; p < k; ++p) acc += a.data[(bi * n + i) * k + p] * b.data[(bi * k + p) * m + j];
+        plain[(bi * n + i) * m + j] = acc;
+      }
+  CHECK(c.data == plain);
+  // linear: x [.., in] and w [out, in], each output a dot product in index order.
+  const Tensor64 x = random_tensor({n, k}, 9), w = random_tensor({m, k}, 10);
+  const Tensor64 y = linear_product(x, w);
+  REQUIRE(y.shape == Shape{n, m});
+  bool equal = true;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t o = 0; o < m; ++o) {
+      double acc = 0.0;
+      for (int64_t p = 0; p < k; ++p) acc += x.data[i * k + p] * w.data[o * k + p];
+      equal &= y.data[i * m + o] == acc;
+    }
+  CHECK(equal);
+}
+
 TEST_CASE("sdpa equals its textbook composition, and causal, mask and GQA forms agree", "[interp]") {
   const Tensor64 q = random_tensor({2, 4, 5, 8}, 4), k = random_tensor({2, 4, 6, 8}, 5),
                  v = random_tensor({2, 4, 6, 3}, 6);
