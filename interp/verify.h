@@ -32,6 +32,9 @@ struct VerifyOptions {
   // of this machine's two cores (the input's and the output's evaluations
   // side by side, each twice: float64, then at the dtypes).
   double max_products = 5e10;
+  // A region-by-region comparison starts no region after this many seconds:
+  // those left are not compared (the verification is skipped, saying so).
+  double max_region_seconds = 300;
   uint64_t seed = 1;
   // Whole models in float64 with reordered sums (a scale moved across a
   // matmul, SDPA's own softmax) agree to about 1e-9 (measured: docs/interp.md);

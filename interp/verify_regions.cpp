@@ -211,6 +211,14 @@ VerifyResult verify_by_regions(const Graph& input, const Graph& output, const Ve
 
   std::vector<std::string> not_compared;
   for (const auto& [ro, ri] : roots) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (elapsed > o.max_region_seconds) {
+      not_compared.push_back("the region computing " + output.nodes[ro].name + " and " +
+                             std::to_string(roots.size() - r.regions_compared - not_compared.size() - 1) +
+                             " after it: the comparison's time (" + std::to_string(static_cast<int>(o.max_region_seconds)) +
+                             " s) ran out");
+      break;
+    }
     if (o.on_region) o.on_region(r.regions_compared + not_compared.size() + 1, roots.size(), output.nodes[ro].name);
     // The output side stops at anchors; where the input side does not reach
     // one of them (the input computed that value under another name, e.g.

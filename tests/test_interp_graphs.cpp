@@ -207,4 +207,12 @@ TEST_CASE("verify: a graph too large as a whole is compared a changed region at 
   CHECK(partly.regions == ok.regions);
   CHECK(partly.regions_compared < partly.regions);
   CHECK(partly.detail.find("region by region") != std::string::npos);
+  // Out of time: the regions not started are not compared.
+  VerifyOptions hurried = limited;
+  hurried.max_region_seconds = -1;
+  const VerifyResult late = verify_optimized(g, opt, hurried);
+  INFO(late.detail);
+  CHECK(late.status == VerifyResult::Status::Skipped);
+  CHECK(late.regions_compared == 0);
+  CHECK(late.detail.find("ran out") != std::string::npos);
 }
