@@ -47,6 +47,10 @@ struct VerifyOptions {
   // 3e-2 16-bit), plus `tolerance`. A fused kernel that accumulates in
   // float32 is nearer; a 16-bit sum of float32 values is further (issue 42).
   double dtype_factor = 2.0;
+  // That tolerance for the narrowest float dtype; negative: the input
+  // graph's own (a region of a graph is held to the whole graph's, not to
+  // the dtypes it happens to hold).
+  double dtype_floor = -1;
   // Called before each region of a region-by-region comparison (k of n, the
   // node it computes): progress for a run that can take minutes.
   std::function<void(size_t k, size_t n, const std::string& node)> on_region;
@@ -75,6 +79,10 @@ const char* verify_status_name(VerifyResult::Status s);
 // The whole graphs compared where the reference can run them, else region
 // by region (interp/verify_regions.h).
 VerifyResult verify_optimized(const Graph& input, const Graph& output, const VerifyOptions& options = {});
+
+// What an output may be off at g's narrowest floating dtype whatever the
+// input's own error: 3e-2 with a 16-bit float in it, 1e-3 float32, else 0.
+double verify_dtype_floor(const Graph& g);
 
 // The whole graphs compared, or skipped (saying why) where the reference
 // cannot run them.

@@ -172,8 +172,10 @@ Graph region_graph(const Graph& g, const NameIndex& names, const std::vector<cha
 
 }  // namespace
 
-VerifyResult verify_by_regions(const Graph& input, const Graph& output, const VerifyOptions& o,
+VerifyResult verify_by_regions(const Graph& input, const Graph& output, const VerifyOptions& options,
                                const std::string& whole_not) {
+  VerifyOptions o = options;
+  if (o.dtype_floor < 0) o.dtype_floor = verify_dtype_floor(input);
   const auto start = std::chrono::steady_clock::now();
   VerifyResult r;
   r.by_regions = true;
