@@ -89,12 +89,13 @@ double max_output_error(const std::vector<EvalValue>& a, const std::vector<EvalV
 
 }  // namespace
 
-double max_output_error(const std::vector<EvalValue>& a, const std::vector<EvalValue>& b, size_t* worst_index) {
+double max_output_error(const std::vector<EvalValue>& a, const std::vector<EvalValue>& b, size_t* worst_index,
+                        double noise) {
   // Values a millionth of the largest output or less are measured against
   // that millionth: at that scale they are rounding noise whatever their
   // own size -- e.g. a gradient that is zero in exact arithmetic (a key
   // projection's bias under softmax) comes out as 1e-12 in either graph.
-  return max_output_error(a, b, std::max(1e-12, 1e-6 * largest_magnitude(b)), worst_index);
+  return max_output_error(a, b, std::max(noise, 1e-6 * largest_magnitude(b)), worst_index);
 }
 
 double max_ulp_error(const std::vector<EvalValue>& a, const std::vector<EvalValue>& b) {

@@ -26,7 +26,9 @@ SymbolValues small_symbols(const Graph& g);
 // Values below a millionth of the largest output are measured against that
 // millionth (rounding noise at the graph's scale). `worst`, when given,
 // receives the index of the output with that error.
-double max_output_error(const std::vector<EvalValue>& a, const std::vector<EvalValue>& b, size_t* worst = nullptr);
+// `noise`: the least of that floor (a graph whose outputs are all near zero).
+double max_output_error(const std::vector<EvalValue>& a, const std::vector<EvalValue>& b, size_t* worst = nullptr,
+                        double noise = 1e-12);
 
 struct GraphComparison {
   double max_error = 0.0;

@@ -170,7 +170,7 @@ Whole verify_whole(const Graph& input, const Graph& output, const VerifyOptions&
         beside, [&] { return evaluate_graph(input, inputs, r.symbols, eval); },
         [&] { return evaluate_graph(output, inputs, r.symbols, eval); });
     size_t worst = 0;
-    r.max_error = max_output_error(out_real, real, &worst);
+    r.max_error = max_output_error(out_real, real, &worst, o.noise);
     r.status = r.max_error <= o.tolerance ? VerifyResult::Status::Passed : VerifyResult::Status::Failed;
     if (r.status == VerifyResult::Status::Failed) {
       r.detail = "outputs differ: output #" + std::to_string(worst) + output_name(input, worst) +
@@ -183,8 +183,8 @@ Whole verify_whole(const Graph& input, const Graph& output, const VerifyOptions&
     const auto [in_rounded, out_rounded] = both(
         beside, [&] { return evaluate_graph(input, inputs, r.symbols, rounded); },
         [&] { return evaluate_graph(output, inputs, r.symbols, rounded); });
-    r.dtype_error_in = max_output_error(in_rounded, real, &worst_in);
-    r.dtype_error_out = max_output_error(out_rounded, real, &worst);
+    r.dtype_error_in = max_output_error(in_rounded, real, &worst_in, o.noise);
+    r.dtype_error_out = max_output_error(out_rounded, real, &worst, o.noise);
     const double floor = o.dtype_floor >= 0 ? o.dtype_floor : dtype_floor(input);
     if (!(r.dtype_error_out <= std::max(o.dtype_factor * r.dtype_error_in, floor) + o.tolerance)) {
       r.status = VerifyResult::Status::Failed;

@@ -54,6 +54,14 @@ struct VerifyOptions {
   // float32); a rounding the input does not do is caught where it is gross
   // (docs/interp.md, "Region by region").
   double region_dtype_factor = 4.0;
+  // Differences at most this large are rounding noise whatever the outputs'
+  // own size (with a millionth of the largest output, compare.h). A region's
+  // leaves are random in [-1, 1), so a region is given 1e-6 of that unit
+  // scale: its root may be a value that is zero in exact arithmetic (a key
+  // bias's gradient, 5e-14 in float64), which a whole graph measures
+  // against its other, larger outputs.
+  double noise = 1e-12;
+  double region_noise = 1e-6;
   // That tolerance for the narrowest float dtype; negative: the input
   // graph's own (a region of a graph is held to the whole graph's, not to
   // the dtypes it happens to hold).

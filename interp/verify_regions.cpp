@@ -177,6 +177,7 @@ VerifyResult verify_by_regions(const Graph& input, const Graph& output, const Ve
   VerifyOptions o = options;
   if (o.dtype_floor < 0) o.dtype_floor = verify_dtype_floor(input);
   o.dtype_factor = std::max(o.dtype_factor, o.region_dtype_factor);
+  o.noise = std::max(o.noise, o.region_noise);
   const auto start = std::chrono::steady_clock::now();
   VerifyResult r;
   r.by_regions = true;
