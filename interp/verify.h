@@ -79,7 +79,7 @@ struct VerifyResult {
   double dtype_error_in = -1.0, dtype_error_out = -1.0;
   std::string detail;      // why skipped or failed; empty when passed
   SymbolValues symbols;    // the values the symbols took
-  int64_t elements = 0;    // elements of all the graph's tensors at those values
+  int64_t elements = 0;    // elements of all the graph's tensors at those values (region by region: the largest region's)
   bool random_ops = false; // the graph draws random numbers (compared on identical streams)
   double seconds = 0.0;
   // Compared region by region (interp/verify_regions.h), the whole graph

@@ -9,23 +9,18 @@
 #include <vector>
 
 #include "interp/compare.h"
+#include "ir/name_index.h"
 
 namespace sator::interp {
 
 namespace {
 
-using NameIndex = std::unordered_map<std::string_view, NodeId>;
-
+// Node names to ids (the graph's names are unique: the reader refuses two).
 NameIndex index_names(const Graph& g) {
   NameIndex index;
   index.reserve(g.nodes.size());
-  for (NodeId i = 0; i < g.nodes.size(); ++i) index.emplace(g.nodes[i].name, i);
+  for (const Node& n : g.nodes) index.add(n.name);
   return index;
-}
-
-std::optional<NodeId> lookup(const NameIndex& index, std::string_view name) {
-  const auto it = index.find(name);
-  return it == index.end() ? std::nullopt : std::optional<NodeId>(it->second);
 }
 
 bool is_tensor_placeholder(const Node& n) { return n.op == "placeholder" && n.result == Node::Result::Tensor; }
@@ -82,7 +77,7 @@ struct Anchors {
       const Node& o = output.nodes[j];
       data[j] = is_tensor_placeholder(o);
       for_each_operand(o, [&](NodeId k) { data[j] |= data[k]; });
-      const auto i = lookup(in_index, o.name);
+      const auto i = in_index.find(o.name);
       if (i && o.result == Node::Result::Tensor && input.nodes[*i].result == Node::Result::Tensor &&
           o.tensor.shape == input.nodes[*i].tensor.shape && o.tensor.dtype == input.nodes[*i].tensor.dtype)
         in_node[j] = i;
@@ -150,7 +145,7 @@ Graph region_graph(const Graph& g, const NameIndex& names, const std::vector<cha
     p.role = Role::Input;
     p.result = Node::Result::Tensor;
     p.tensor = *r.leaf_types[k];
-    if (const auto id = lookup(names, p.name)) to[*id] = static_cast<int64_t>(s.nodes.size());
+    if (const auto id = names.find(p.name)) to[*id] = static_cast<int64_t>(s.nodes.size());
     s.nodes.push_back(std::move(p));
   }
   for (NodeId k = 0; k < g.nodes.size(); ++k) {
