@@ -199,6 +199,9 @@ interp::VerifyOptions verify_options() {
 }
 
 void print_verify(const interp::VerifyResult& v) {
+  // A comparison that stopped before its last region leaves its progress
+  // line unfinished on a terminal: cleared before the status line.
+  if (v.by_regions && isatty(fileno(stderr))) std::fprintf(stderr, "\r\033[K");
   std::string symbols;
   for (const auto& [name, value] : v.symbols) symbols += (symbols.empty() ? "" : ", ") + name + "=" + std::to_string(value);
   if (v.status == interp::VerifyResult::Status::Skipped) {
