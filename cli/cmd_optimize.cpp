@@ -118,7 +118,8 @@ void run_optimize(const OptimizeCliOptions& given) {
   const std::optional<interp::VerifyResult>& verified = done.verified;
 
   RunContext c;
-  c.peak_in = r.peak_in;  // the peak guard's estimate of the input, where it made one
+  c.peak_in = r.peak_in;    // the peak guard's estimate of the input, where it made one
+  c.peak_out = r.peak_out;  // and of the order it wrote
   c.method = "saturation";
   c.extractor = o.extractor;
   c.cost = o.cost;

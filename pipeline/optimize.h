@@ -91,6 +91,11 @@ struct OptimizeResult {
   // (memory::estimate_peak_memory(input).peak_bytes): the report reads it
   // rather than estimating the whole input again.
   std::optional<double> peak_in;
+  // The output's estimated peak where the peak guard priced the order it
+  // wrote (the order search's figure for it, equal to
+  // memory::estimate_peak_memory(output).peak_bytes): the report reads it.
+  // Cleared by whatever changes the output after the guard (chunking).
+  std::optional<double> peak_out;
   double extract_dag_cost = 0;        // the extraction's DAG cost (each chosen node once)
   bool extract_proved_optimal = false;  // ilp: the solver proved the extraction optimal
   size_t egraph_nodes = 0, egraph_classes = 0, iterations = 0;

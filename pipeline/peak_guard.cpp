@@ -386,6 +386,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
                          mib(best.peak) + " against the input's " + mib(peak_in) + " (" + mib(first_peak) +
                          " without)");
   g.schedule = best.schedule;
+  r.peak_out = best.peak;
   r.output = std::move(best.graph);
   enode_of = std::move(best.enode_of);
   return g;

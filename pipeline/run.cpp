@@ -52,6 +52,7 @@ RunResult run_file(const std::string& path, const RunOptions& options) {
     run.plan = plan_or_refuse(path, run.output(), co);
     if (run.plan->time_limited) run.result.limited.push_back("chunk planning");
     run.result.output = run.plan->graph;
+    run.result.peak_out.reset();  // the chunked graph's own peak: the report estimates it
     run.result.output_is_input = false;  // planning may have chunked it
     run.result.nodes_out = run.result.output.nodes.size();
     check_output_target(run.result.output, run.input, opts.target);

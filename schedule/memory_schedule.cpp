@@ -1,6 +1,7 @@
 #include "schedule/memory_schedule.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <exception>
 #include <limits>
@@ -165,18 +166,23 @@ Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position, con
   const std::vector<std::vector<NodeId>> operands = operands_of(g);
   const ScheduleContext c = schedule_context(g, operands, keys_from_positions(operands, position));
   const memory::Storages& st = c.use.st;
-  Order as_written(g.nodes.size());
-  for (size_t k = 0; k < as_written.size(); ++k) as_written[k] = static_cast<NodeId>(k);
-  best.peak_bytes = memory::peak_bytes_in_order(g, st, as_written);
-  best.strategy = "as written";
-  best.tried.emplace_back(best.strategy, best.peak_bytes);
+  // The writer's own order is priced with the candidates; it is always
+  // priced (past the limit it is the order that stands).
+  const auto as_written = [&] {
+    Order o(g.nodes.size());
+    for (size_t k = 0; k < o.size(); ++k) o[k] = static_cast<NodeId>(k);
+    return o;
+  };
   // The candidate orders, each made and priced independently of the others
-  // (read-only over g and c): on a large graph they run side by side, a
-  // batch of as many as there are threads; a batch is begun only while time
-  // is left (past the limit the writer's own order stands, its peak
-  // estimated). The choice below reads them in this list's order whatever
-  // finished first, so the result is the sequential one.
+  // (read-only over g and c). On a large graph they run side by side: each
+  // thread takes the next candidate not yet begun, in this list's order, so
+  // that no thread idles while another works through a batch's slower one
+  // (batches of two left one core idle for the last candidate and for the
+  // slower of each pair). A candidate is begun only while time is left. The
+  // choice below reads them in this list's order whatever finished first,
+  // so the result is the sequential one.
   const std::vector<std::pair<std::string, std::function<Order()>>> candidates = {
+      {"as written", as_written},
       {"input order", [&] { return by_keys(g, c); }},
       {"frees first", [&] { return greedy_memory(g, c); }},
       // Inductor's three (torch/_inductor/memory.py), on sator's estimate.
@@ -184,49 +190,53 @@ Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position, con
       {"earliest operands first", [&] { return earliest_operands_first(g, c); }},
       {"depth first", [&] { return depth_first(g, c); }},
   };
-  const size_t threads = g.nodes.size() >= kParallelOrdersNodes ? order_threads() : 1;
-  for (size_t first = 0; first < candidates.size(); first += threads) {
-    if (out_of_time && out_of_time()) {
-      best.cut = true;
-      break;
-    }
-    const size_t end = std::min(candidates.size(), first + threads);
-    std::vector<Order> orders(end - first);
-    std::vector<double> peaks(end - first);
-    // An exception in a thread (out of memory) is carried to this one and
-    // rethrown, as the sequential search would have thrown it.
-    std::vector<std::exception_ptr> failed(end - first);
-    const auto make = [&](size_t k) {
+  const size_t n = candidates.size();
+  std::vector<Order> orders(n);
+  std::vector<double> peaks(n);
+  std::vector<char> begun(n, 0);
+  // An exception in a thread (out of memory) is carried to this one and
+  // rethrown, as the sequential search would have thrown it.
+  std::vector<std::exception_ptr> failed(n);
+  std::atomic<size_t> next{0};
+  const auto work = [&] {
+    for (size_t k; (k = next.fetch_add(1)) < n;) {
+      if (k > 0 && out_of_time && out_of_time()) return;
+      begun[k] = 1;
       try {
-        orders[k - first] = candidates[k].second();
-        peaks[k - first] = memory::peak_bytes_in_order(g, st, orders[k - first]);
+        orders[k] = candidates[k].second();
+        peaks[k] = memory::peak_bytes_in_order(g, st, orders[k]);
       } catch (...) {
-        failed[k - first] = std::current_exception();
+        failed[k] = std::current_exception();
       }
-    };
-    std::vector<std::thread> running;
-    for (size_t k = first + 1; k < end; ++k) running.emplace_back(make, k);
-    make(first);
-    for (std::thread& t : running) t.join();
-    for (const std::exception_ptr& e : failed)
-      if (e) std::rethrow_exception(e);
-    for (size_t k = first; k < end; ++k) {
-      const std::string& name = candidates[k].first;
-      const double peak = peaks[k - first];
-      best.tried.emplace_back(name, peak);
-      // The input's order wins a tie with the writer's: the estimate prices
-      // tensors Inductor fuses away, so its peak may sit where the step's
-      // does not, and orders it cannot tell apart differ on the GPU. The
-      // writer's order (outputs first, depth first) put every weight
-      // gradient of a model after the whole backward, holding each layer's
-      // activations to the end: gemma's bf16 training step +1.15 GB,
-      // measured (issue 38, python/gpu/memory_at_peak.py); the input's
-      // computes each where PyTorch did.
-      if (peak < best.peak_bytes || (name == "input order" && peak <= best.peak_bytes)) {
-        best.peak_bytes = peak;
-        best.strategy = name;
-        best.order = std::move(orders[k - first]);
-      }
+    }
+  };
+  const size_t threads = g.nodes.size() >= kParallelOrdersNodes ? std::min(order_threads(), n) : 1;
+  std::vector<std::thread> running;
+  for (size_t t = 1; t < threads; ++t) running.emplace_back(work);
+  work();
+  for (std::thread& t : running) t.join();
+  for (const std::exception_ptr& e : failed)
+    if (e) std::rethrow_exception(e);
+  for (size_t k = 0; k < n; ++k) {
+    if (!begun[k]) {
+      best.cut = true;
+      continue;
+    }
+    const std::string& name = candidates[k].first;
+    const double peak = peaks[k];
+    best.tried.emplace_back(name, peak);
+    // The input's order wins a tie with the writer's: the estimate prices
+    // tensors Inductor fuses away, so its peak may sit where the step's
+    // does not, and orders it cannot tell apart differ on the GPU. The
+    // writer's order (outputs first, depth first) put every weight
+    // gradient of a model after the whole backward, holding each layer's
+    // activations to the end: gemma's bf16 training step +1.15 GB,
+    // measured (issue 38, python/gpu/memory_at_peak.py); the input's
+    // computes each where PyTorch did.
+    if (k == 0 || peak < best.peak_bytes || (name == "input order" && peak <= best.peak_bytes)) {
+      best.peak_bytes = peak;
+      best.strategy = name;
+      if (k > 0) best.order = std::move(orders[k]);
     }
   }
   best.graph = best.order.empty() ? std::move(g) : reordered(std::move(g), best.order);

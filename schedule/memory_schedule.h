@@ -61,9 +61,9 @@ struct Scheduled {
 // except that the input's order wins a tie with the writer's.
 // `out_of_time` (when given) is asked before each candidate after the
 // writer's own: once it says so the rest are not tried (Scheduled::cut).
-// On a graph of kParallelOrdersNodes nodes or more the candidates run
-// order_threads() at a time (asked before each such batch); the choice is
-// the same as one at a time.
+// On a graph of kParallelOrdersNodes nodes or more the candidates run on
+// order_threads() threads, each taking the next candidate not yet begun; the
+// choice is the same as one at a time.
 Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position,
                               const std::function<bool()>& out_of_time = {});
 
