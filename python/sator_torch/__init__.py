@@ -10,23 +10,29 @@ Only torch is needed; nothing is imported until used.
 """
 
 
+import importlib
+
+# Each public name and the submodule that defines it (None: the submodule
+# itself). Submodules are imported by importlib, never by `from . import X`:
+# that statement first asks this module for X, and for a name that is a
+# submodule's own (`backend`) the question came back here, recursing until
+# Python gave up (`from sator_torch import backend`).
+_FROM = {
+    "load": ("loader", "load"),
+    "example_inputs": ("loader", "example_inputs"),
+    "LoadError": ("loader", "LoadError"),
+    "InductorPass": ("inductor_pass", "InductorPass"),
+    "backend": ("backend", None),
+    "find_sator": ("binary", "find_sator"),
+    "describe": ("binary", "describe"),
+    "capture": ("export", "capture"),
+    "graph_to_doc": ("graph_doc", "graph_to_doc"),
+}
+
+
 def __getattr__(name):
-    if name in ("load", "example_inputs", "LoadError"):
-        from . import loader as _load
-        return getattr(_load, name)
-    if name == "InductorPass":
-        from . import inductor_pass
-        return inductor_pass.InductorPass
-    if name == "backend":
-        from . import backend
-        return backend
-    if name in ("find_sator", "describe"):
-        from . import binary
-        return getattr(binary, name)
-    if name in ("capture",):
-        from . import export
-        return export.capture
-    if name in ("graph_to_doc",):
-        from . import graph_doc
-        return graph_doc.graph_to_doc
-    raise AttributeError(name)
+    if name not in _FROM:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    submodule, attr = _FROM[name]
+    module = importlib.import_module(f"{__name__}.{submodule}")
+    return module if attr is None else getattr(module, attr)
