@@ -76,6 +76,28 @@ StorageUse storage_use_from(const Graph& g, const std::vector<std::vector<NodeId
 
 }  // namespace
 
+double peak_bytes_in_order(const StorageUse& u, const Order& order) {
+  const size_t n = order.size(), s_count = u.st.bytes.size();
+  std::vector<size_t> pos(u.reads.size());
+  for (size_t k = 0; k < n; ++k) pos[order[k]] = k;
+  std::vector<double> delta_at(n, 0.0), freed_after(n, 0.0);
+  for (size_t s = 0; s < s_count; ++s) {
+    const size_t made = pos[u.st.owner[s]];
+    delta_at[made] += u.st.bytes[s];
+    if (u.pinned[s]) continue;
+    size_t last = made;
+    for (NodeId r : u.readers_of[s]) last = std::max(last, pos[r]);
+    freed_after[last] += u.st.bytes[s];
+  }
+  double now = 0, peak = 0;
+  for (size_t k = 0; k < n; ++k) {
+    now += delta_at[k];
+    peak = std::max(peak, now + u.st.transient[order[k]]);
+    now -= freed_after[k];
+  }
+  return peak;
+}
+
 std::vector<std::vector<NodeId>> dependences_of(const Graph& g, const std::vector<double>& key) {
   return dependences_from(g, operands_of(g), key);
 }

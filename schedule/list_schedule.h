@@ -34,6 +34,11 @@ struct StorageUse {
   std::vector<double> allocates;                 // by node: bytes of the storages it owns
 };
 StorageUse storage_use(const Graph& g);
+// The estimated peak (memory::peak_bytes_in_order's figure) of running the
+// nodes in `order`, from what they read and allocate: each candidate order
+// of one graph costs a pass over its storages and reads, not a walk of
+// every node's values again.
+double peak_bytes_in_order(const StorageUse& u, const Order& order);
 
 // What the schedules of one graph share, computed once: the keys (the
 // input's order: keys_from_positions, memory_schedule.h), the dependences

@@ -165,7 +165,6 @@ Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position, con
   Scheduled best;
   const std::vector<std::vector<NodeId>> operands = operands_of(g);
   const ScheduleContext c = schedule_context(g, operands, keys_from_positions(operands, position));
-  const memory::Storages& st = c.use.st;
   // The writer's own order is priced with the candidates; it is always
   // priced (past the limit it is the order that stands).
   const auto as_written = [&] {
@@ -204,7 +203,7 @@ Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position, con
       begun[k] = 1;
       try {
         orders[k] = candidates[k].second();
-        peaks[k] = memory::peak_bytes_in_order(g, st, orders[k]);
+        peaks[k] = peak_bytes_in_order(c.use, orders[k]);
       } catch (...) {
         failed[k] = std::current_exception();
       }

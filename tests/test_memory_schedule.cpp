@@ -143,6 +143,9 @@ TEST_CASE("Inductor's three orders: topological, every node once, draws in the i
       // What the order is priced at is what the graph written in it estimates.
       CHECK(memory::peak_bytes_in_order(g, st, order) ==
             Approx(memory::estimate_peak_memory(schedule::reordered(g, order)).peak_bytes));
+      // The order search prices each candidate from the storages' readers
+      // alone: the same figure exactly (the bytes are whole numbers).
+      CHECK(schedule::peak_bytes_in_order(c.use, order) == memory::peak_bytes_in_order(g, st, order));
     }
   }
 }
