@@ -63,6 +63,9 @@ struct Written {
   bool schedule_cut = false;  // the time limit stopped the order search
   bool saved_copies = false;  // copies of saved views were written (schedule/saved_copies.h)
   bool released = false;      // the graph was given back (release); the figures stay
+  // What is live at its peak, where that exceeds the limit the writer was
+  // given (the order search's own figures: no second estimate of the form).
+  std::vector<memory::LiveTensor> at_peak;
 };
 
 // Forms are held one at a time: before the next form is written, the ones
@@ -118,7 +121,7 @@ struct KeepMemory {
 // `pinned_limit` bytes (the decision reads which values the backward saves,
 // not the order, so it is made before the order search: no second form).
 Written write_and_schedule(const TensorEGraph& t, const Graph& input, const eg::Extraction& x, const KeepMemory& keep,
-                           const OutOfTime& out_of_time, OptimizeResult::ExtractParts& parts,
+                           const OutOfTime& out_of_time, OptimizeResult::ExtractParts& parts, double limit,
                            double pinned_limit = std::numeric_limits<double>::infinity()) {
   const auto begun = std::chrono::steady_clock::now();
   Written w;
@@ -145,7 +148,7 @@ Written write_and_schedule(const TensorEGraph& t, const Graph& input, const eg::
   const auto written_at = std::chrono::steady_clock::now();
   parts.write_ms += ms_between(begun, written_at);
   ++parts.forms;
-  schedule::Scheduled s = schedule::schedule_for_memory(std::move(written), position, out_of_time);
+  schedule::Scheduled s = schedule::schedule_for_memory(std::move(written), position, out_of_time, limit);
   parts.order_ms += ms_since(written_at);
   w.schedule_cut = s.cut;
   if (!s.order.empty()) {
@@ -157,6 +160,7 @@ Written write_and_schedule(const TensorEGraph& t, const Graph& input, const eg::
   w.schedule = s.strategy;
   w.tried = s.tried;
   w.peak = s.peak_bytes;
+  w.at_peak = std::move(s.at_peak);
   return w;
 }
 
@@ -241,7 +245,7 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
   const auto write = [&] {
     release(best);
     release(last);
-    Written w = write_and_schedule(t, input, fastest, trial, out_of_time, parts);
+    Written w = write_and_schedule(t, input, fastest, trial, out_of_time, parts, limit);
     latest_is_best = w.peak < best.peak;
     if (latest_is_best) {
       best = std::move(w);
@@ -253,7 +257,7 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
   for (int round = 0; round < kRecomputeRounds && best.peak > limit && !no_room(); ++round) {
     std::vector<eg::Id> live;
     const Written& seen_last = latest();
-    for (const memory::LiveTensor& l : memory::estimate_peak_memory(seen_last.graph).at_peak)
+    for (const memory::LiveTensor& l : seen_last.at_peak)
       if (const eg::Id e = seen_last.enode_of[l.node]; e != eg::kNoId && worth(e)) live.push_back(t.egraph.find(e));
     const size_t before = classes.size();
     classes.insert(live.begin(), live.end());
@@ -278,7 +282,7 @@ void recompute_for_peak(const TensorEGraph& t, const Graph& input, const eg::Ext
   const KeepMemory all{true, std::nullopt, keep.saved_copies};
   release(best);
   release(last);
-  Written w = write_and_schedule(t, input, fastest, all, out_of_time, parts);
+  Written w = write_and_schedule(t, input, fastest, all, out_of_time, parts, limit);
   if (w.peak < best.peak) {
     best = std::move(w);
     keep = all;
@@ -308,7 +312,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   // The saved values first: the backward reading a view where the input
   // read a copy of its own keeps the view's whole base through it.
   const double pinned_limit = options.hold_peak ? pinned_in + kSlackBytes : std::numeric_limits<double>::infinity();
-  Written best = write_and_schedule(t, input, chosen.x, keep, out_of_time, r.extract_parts, pinned_limit);
+  Written best = write_and_schedule(t, input, chosen.x, keep, out_of_time, r.extract_parts, limit, pinned_limit);
   keep.saved_copies = best.saved_copies;
   // What a further form costs, as the first one did: a trial is started
   // only where the time left holds it (a trial begun just before the limit
@@ -326,7 +330,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   // whole order search, as when it was first written, so that the same form
   // comes back whatever time is left.
   const auto restore = [&] {
-    if (best.released) best = write_and_schedule(t, input, chosen.x, keep, {}, r.extract_parts);
+    if (best.released) best = write_and_schedule(t, input, chosen.x, keep, {}, r.extract_parts, limit);
   };
   // Still over: new forms give way to the input's own, a trial at a time,
   // each kept only where it lowers the peak, until the peak is the input's
@@ -337,7 +341,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   if (held && best.peak > limit) {
     restore();
     std::vector<std::vector<eg::Id>> regions;
-    for (const memory::LiveTensor& l : memory::estimate_peak_memory(best.graph).at_peak)
+    for (const memory::LiveTensor& l : best.at_peak)
       if (const eg::Id e = best.enode_of[l.node]; e != eg::kNoId && !t.is_original(e)) regions.push_back({e});
     for (std::vector<eg::Id>& region : new_regions(t, best)) regions.push_back(std::move(region));
     for (size_t k = 0; k < regions.size() && k < kMaxTrials && best.peak > limit && !no_room_for_trial(); ++k) {
@@ -345,7 +349,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
       trial.insert(regions[k].begin(), regions[k].end());
       Extracted e = extract(t, input, options, seconds_left(), r, trial);
       release(best);
-      Written w = write_and_schedule(t, input, e.x, keep, out_of_time, r.extract_parts);
+      Written w = write_and_schedule(t, input, e.x, keep, out_of_time, r.extract_parts, limit);
       if (w.peak < best.peak) {
         best = std::move(w);
         chosen = std::move(e);

@@ -98,6 +98,44 @@ double peak_bytes_in_order(const StorageUse& u, const Order& order) {
   return peak;
 }
 
+std::vector<memory::LiveTensor> live_at_peak(const StorageUse& u, const Order& order) {
+  const size_t n = order.size(), s_count = u.st.bytes.size();
+  std::vector<size_t> pos(u.reads.size());
+  for (size_t k = 0; k < n; ++k) pos[order[k]] = k;
+  std::vector<double> delta_at(n, 0.0), freed_after(n, 0.0);
+  std::vector<size_t> last_use(s_count);
+  for (size_t s = 0; s < s_count; ++s) {
+    last_use[s] = pos[u.st.owner[s]];
+    for (NodeId r : u.readers_of[s]) last_use[s] = std::max(last_use[s], pos[r]);
+    delta_at[pos[u.st.owner[s]]] += u.st.bytes[s];
+    if (!u.pinned[s]) freed_after[last_use[s]] += u.st.bytes[s];
+  }
+  // The first place of the greatest peak, as the estimate finds it.
+  double now = 0, peak = 0, peak_transient = 0;
+  size_t at = 0;
+  for (size_t k = 0; k < n; ++k) {
+    now += delta_at[k];
+    const double transient = u.st.transient[order[k]];
+    if (now + transient > peak) peak = now + transient, at = k, peak_transient = transient;
+    now -= freed_after[k];
+  }
+  std::vector<memory::LiveTensor> live;
+  if (peak <= 0) return live;
+  // Listed in the written graph's storage order (by owner's place, a
+  // node's results in slot order) before the sort, as the estimate lists
+  // them: equal sizes then come out as the estimate's do.
+  std::vector<size_t> made;
+  for (size_t s = 0; s < s_count; ++s)
+    if (pos[u.st.owner[s]] <= at && (u.pinned[s] || last_use[s] >= at)) made.push_back(s);
+  std::stable_sort(made.begin(), made.end(),
+                   [&](size_t a, size_t b) { return pos[u.st.owner[a]] < pos[u.st.owner[b]]; });
+  for (size_t s : made) live.push_back({static_cast<NodeId>(pos[u.st.owner[s]]), u.st.bytes[s]});
+  if (peak_transient > 0) live.push_back({static_cast<NodeId>(at), peak_transient});
+  std::sort(live.begin(), live.end(),
+            [](const memory::LiveTensor& a, const memory::LiveTensor& b) { return a.bytes > b.bytes; });
+  return live;
+}
+
 std::vector<std::vector<NodeId>> dependences_of(const Graph& g, const std::vector<double>& key) {
   return dependences_from(g, operands_of(g), key);
 }

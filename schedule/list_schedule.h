@@ -39,6 +39,10 @@ StorageUse storage_use(const Graph& g);
 // of one graph costs a pass over its storages and reads, not a walk of
 // every node's values again.
 double peak_bytes_in_order(const StorageUse& u, const Order& order);
+// What is live at that peak (memory::estimate_peak_memory's at_peak of the
+// graph written in `order`: its nodes numbered by their place in `order`,
+// the same list in the same order), from the same pass.
+std::vector<memory::LiveTensor> live_at_peak(const StorageUse& u, const Order& order);
 
 // What the schedules of one graph share, computed once: the keys (the
 // input's order: keys_from_positions, memory_schedule.h), the dependences

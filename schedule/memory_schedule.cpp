@@ -161,7 +161,8 @@ size_t order_threads() {
   return threads;
 }
 
-Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position, const std::function<bool()>& out_of_time) {
+Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position, const std::function<bool()>& out_of_time,
+                              double live_above) {
   Scheduled best;
   const std::vector<std::vector<NodeId>> operands = operands_of(g);
   const ScheduleContext c = schedule_context(g, operands, keys_from_positions(operands, position));
@@ -238,6 +239,7 @@ Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position, con
       if (k > 0) best.order = std::move(orders[k]);
     }
   }
+  if (best.peak_bytes > live_above) best.at_peak = live_at_peak(c.use, best.order.empty() ? as_written() : best.order);
   best.graph = best.order.empty() ? std::move(g) : reordered(std::move(g), best.order);
   return best;
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,10 @@ struct Scheduled {
   double peak_bytes = 0;
   std::vector<std::pair<std::string, double>> tried;  // each strategy and its estimated peak
   bool cut = false;  // the time limit stopped the search before every order was tried
+  // What is live at the chosen order's peak (memory::estimate_peak_memory's
+  // at_peak of `graph`), where its peak exceeds the `live_above` asked for;
+  // else empty.
+  std::vector<memory::LiveTensor> at_peak;
 };
 
 // The order of least estimated peak among the writer's own, the input's
@@ -64,7 +69,11 @@ struct Scheduled {
 // On a graph of kParallelOrdersNodes nodes or more the candidates run on
 // order_threads() threads, each taking the next candidate not yet begun; the
 // choice is the same as one at a time.
+// `live_above`: where the chosen order's peak exceeds it, Scheduled::at_peak
+// lists what is live there (read from the search's own storages rather
+// than estimated again over the written graph).
 Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position,
-                              const std::function<bool()>& out_of_time = {});
+                              const std::function<bool()>& out_of_time = {},
+                              double live_above = std::numeric_limits<double>::infinity());
 
 }  // namespace sator::schedule

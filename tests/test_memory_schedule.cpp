@@ -146,6 +146,17 @@ TEST_CASE("Inductor's three orders: topological, every node once, draws in the i
       // The order search prices each candidate from the storages' readers
       // alone: the same figure exactly (the bytes are whole numbers).
       CHECK(schedule::peak_bytes_in_order(c.use, order) == memory::peak_bytes_in_order(g, st, order));
+      // And what is live at it is the estimate's list of the written graph,
+      // entry for entry (the peak guard recomputes from it).
+      const std::vector<memory::LiveTensor> live = schedule::live_at_peak(c.use, order);
+      const std::vector<memory::LiveTensor> estimated =
+          memory::estimate_peak_memory(schedule::reordered(g, order)).at_peak;
+      REQUIRE(live.size() == estimated.size());
+      CHECK_FALSE(live.empty());
+      bool same = true;
+      for (size_t k = 0; k < live.size(); ++k)
+        same = same && live[k].node == estimated[k].node && live[k].bytes == estimated[k].bytes;
+      CHECK(same);
     }
   }
 }
