@@ -118,16 +118,27 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
     return options.time_limit_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   };
   output_target(options.target);  // an unknown target throws before any work
+  estimate_cost(Graph(), options.cost, options.device);  // and so do an unknown cost model and device
   OptimizeResult r;
-  const GraphStats in = compute_stats(input);
-  r.nodes_in = in.nodes;
-  r.layout_ops_in = in.layout_ops;
-  r.sdpa_in = in.sdpa_ops;
-  r.attention_calls_in = in.attention_calls;
-  r.cost_in = estimate_cost(input, options.cost, options.device);
+  // The input's figures read only the input: on a large graph they are
+  // estimated on a second thread while the e-graph is built and saturated
+  // (saturation runs on one).
+  std::future<std::pair<GraphStats, double>> input_figures = beside(input.nodes.size(), [&input, &options] {
+    return std::pair{compute_stats(input), estimate_cost(input, options.cost, options.device)};
+  });
+  const auto take_input_figures = [&] {
+    if (!input_figures.valid()) return;
+    auto [in, cost] = input_figures.get();
+    r.nodes_in = in.nodes;
+    r.layout_ops_in = in.layout_ops;
+    r.sdpa_in = in.sdpa_ops;
+    r.attention_calls_in = std::move(in.attention_calls);
+    r.cost_in = cost;
+  };
 
   auto t0 = std::chrono::steady_clock::now();
   if (time_left() <= 0) {  // loading took the whole limit
+    take_input_figures();
     keep_input(r, input, options, "saturation");
     return r;
   }
@@ -149,6 +160,7 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
       r.rule_runs.emplace_back(rules[i].name(), runner.rule_runs()[i]);
     r.iterations = runner.iterations().size();
   }
+  take_input_figures();
   r.egraph_nodes = t.egraph.total_class_nodes();
   r.egraph_classes = t.egraph.num_classes();
   r.saturate_ms = ms_since(t0);
