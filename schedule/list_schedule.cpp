@@ -76,61 +76,61 @@ StorageUse storage_use_from(const Graph& g, const std::vector<std::vector<NodeId
 
 }  // namespace
 
-double peak_bytes_in_order(const StorageUse& u, const Order& order) {
+namespace {
+
+// Each storage's life in one order, and the scan both figures below read.
+struct OrderLiveness {
+  std::vector<size_t> pos;         // by node: its place in the order
+  std::vector<size_t> last_use;    // by storage: the place of its last reader (or its owner)
+  std::vector<double> delta_at;    // by place: bytes allocated there
+  std::vector<double> freed_after; // by place: bytes freed once it has run (pinned storages never)
+  double peak = 0, peak_transient = 0;
+  size_t peak_at = 0;              // the first place of the greatest peak, as the estimate finds it
+};
+
+OrderLiveness liveness(const StorageUse& u, const Order& order) {
   const size_t n = order.size(), s_count = u.st.bytes.size();
-  std::vector<size_t> pos(u.reads.size());
-  for (size_t k = 0; k < n; ++k) pos[order[k]] = k;
-  std::vector<double> delta_at(n, 0.0), freed_after(n, 0.0);
+  OrderLiveness l;
+  l.pos.resize(u.reads.size());
+  for (size_t k = 0; k < n; ++k) l.pos[order[k]] = k;
+  l.last_use.resize(s_count);
+  l.delta_at.assign(n, 0.0);
+  l.freed_after.assign(n, 0.0);
   for (size_t s = 0; s < s_count; ++s) {
-    const size_t made = pos[u.st.owner[s]];
-    delta_at[made] += u.st.bytes[s];
-    if (u.pinned[s]) continue;
-    size_t last = made;
-    for (NodeId r : u.readers_of[s]) last = std::max(last, pos[r]);
-    freed_after[last] += u.st.bytes[s];
+    const size_t made = l.pos[u.st.owner[s]];
+    l.last_use[s] = made;
+    for (NodeId r : u.readers_of[s]) l.last_use[s] = std::max(l.last_use[s], l.pos[r]);
+    l.delta_at[made] += u.st.bytes[s];
+    if (!u.pinned[s]) l.freed_after[l.last_use[s]] += u.st.bytes[s];
   }
-  double now = 0, peak = 0;
+  double now = 0;
   for (size_t k = 0; k < n; ++k) {
-    now += delta_at[k];
-    peak = std::max(peak, now + u.st.transient[order[k]]);
-    now -= freed_after[k];
+    now += l.delta_at[k];
+    const double transient = u.st.transient[order[k]];
+    if (now + transient > l.peak) l.peak = now + transient, l.peak_at = k, l.peak_transient = transient;
+    now -= l.freed_after[k];
   }
-  return peak;
+  return l;
 }
 
+}  // namespace
+
+double peak_bytes_in_order(const StorageUse& u, const Order& order) { return liveness(u, order).peak; }
+
 std::vector<memory::LiveTensor> live_at_peak(const StorageUse& u, const Order& order) {
-  const size_t n = order.size(), s_count = u.st.bytes.size();
-  std::vector<size_t> pos(u.reads.size());
-  for (size_t k = 0; k < n; ++k) pos[order[k]] = k;
-  std::vector<double> delta_at(n, 0.0), freed_after(n, 0.0);
-  std::vector<size_t> last_use(s_count);
-  for (size_t s = 0; s < s_count; ++s) {
-    last_use[s] = pos[u.st.owner[s]];
-    for (NodeId r : u.readers_of[s]) last_use[s] = std::max(last_use[s], pos[r]);
-    delta_at[pos[u.st.owner[s]]] += u.st.bytes[s];
-    if (!u.pinned[s]) freed_after[last_use[s]] += u.st.bytes[s];
-  }
-  // The first place of the greatest peak, as the estimate finds it.
-  double now = 0, peak = 0, peak_transient = 0;
-  size_t at = 0;
-  for (size_t k = 0; k < n; ++k) {
-    now += delta_at[k];
-    const double transient = u.st.transient[order[k]];
-    if (now + transient > peak) peak = now + transient, at = k, peak_transient = transient;
-    now -= freed_after[k];
-  }
+  const OrderLiveness l = liveness(u, order);
   std::vector<memory::LiveTensor> live;
-  if (peak <= 0) return live;
+  if (l.peak <= 0) return live;
   // Listed in the written graph's storage order (by owner's place, a
   // node's results in slot order) before the sort, as the estimate lists
   // them: equal sizes then come out as the estimate's do.
   std::vector<size_t> made;
-  for (size_t s = 0; s < s_count; ++s)
-    if (pos[u.st.owner[s]] <= at && (u.pinned[s] || last_use[s] >= at)) made.push_back(s);
+  for (size_t s = 0; s < u.st.bytes.size(); ++s)
+    if (l.pos[u.st.owner[s]] <= l.peak_at && (u.pinned[s] || l.last_use[s] >= l.peak_at)) made.push_back(s);
   std::stable_sort(made.begin(), made.end(),
-                   [&](size_t a, size_t b) { return pos[u.st.owner[a]] < pos[u.st.owner[b]]; });
-  for (size_t s : made) live.push_back({static_cast<NodeId>(pos[u.st.owner[s]]), u.st.bytes[s]});
-  if (peak_transient > 0) live.push_back({static_cast<NodeId>(at), peak_transient});
+                   [&](size_t a, size_t b) { return l.pos[u.st.owner[a]] < l.pos[u.st.owner[b]]; });
+  for (size_t s : made) live.push_back({static_cast<NodeId>(l.pos[u.st.owner[s]]), u.st.bytes[s]});
+  if (l.peak_transient > 0) live.push_back({static_cast<NodeId>(l.peak_at), l.peak_transient});
   std::sort(live.begin(), live.end(),
             [](const memory::LiveTensor& a, const memory::LiveTensor& b) { return a.bytes > b.bytes; });
   return live;
