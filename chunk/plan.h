@@ -57,7 +57,7 @@ struct ChunkPlan {
   double seconds_before = 0, seconds_after = 0;
   bool time_limited = false;  // the deadline cut the planning short
   std::vector<ChunkTrial> trials;  // chunk counts tried for the chosen region
-  Graph graph;                     // the chunked graph (the input when not chunked)
+  Graph graph;                     // the chunked graph (the input when not chunked); run_file moves it into its result
 };
 
 // Throws std::invalid_argument for a budget no chunking can meet (the
