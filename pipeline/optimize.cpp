@@ -37,12 +37,21 @@ double graph_cost(const Graph& g) {
 
 bool is_graph_io(std::string_view op) { return op == "placeholder" || op == "get_attr" || op == "output"; }
 
-double estimate_cost(const Graph& g, const std::string& cost, const std::string& device) {
-  if (cost == "nodes") return graph_cost(g);
+namespace {
+// The roofline device `cost` and `device` name (nullptr for the node count);
+// throws for an unknown model or device.
+const cost::Device* cost_device(const std::string& cost, const std::string& device) {
+  if (cost == "nodes") return nullptr;
   if (cost != "roofline") throw std::invalid_argument("unknown cost model '" + cost + "' (nodes or roofline)");
   const cost::Device* d = cost::find_device(device);
   if (!d) throw std::invalid_argument("unknown device '" + device + "'");
-  return cost::total_seconds(cost::graph_costs(g, *d)) * 1e6;
+  return d;
+}
+}  // namespace
+
+double estimate_cost(const Graph& g, const std::string& cost, const std::string& device) {
+  const cost::Device* d = cost_device(cost, device);
+  return d ? cost::total_seconds(cost::graph_costs(g, *d)) * 1e6 : graph_cost(g);
 }
 
 void finish_result(OptimizeResult& r, const char* what, const std::string& cost, const std::string& device) {
@@ -118,7 +127,7 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
     return options.time_limit_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   };
   output_target(options.target);  // an unknown target throws before any work
-  estimate_cost(Graph(), options.cost, options.device);  // and so do an unknown cost model and device
+  cost_device(options.cost, options.device);  // and so do an unknown cost model and device
   OptimizeResult r;
   // The input's figures read only the input: on a large graph they are
   // estimated on a second thread while the e-graph is built and saturated

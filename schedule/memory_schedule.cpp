@@ -8,6 +8,7 @@
 #include <optional>
 #include <queue>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include "memory/peak_memory.h"
@@ -212,7 +213,13 @@ Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position, con
   };
   const size_t threads = g.nodes.size() >= kParallelOrdersNodes ? std::min(order_threads(), n) : 1;
   std::vector<std::thread> running;
-  for (size_t t = 1; t < threads; ++t) running.emplace_back(work);
+  for (size_t t = 1; t < threads; ++t) {
+    try {
+      running.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no thread to be had (an address-space limit: batch --graph-memory): fewer take the candidates
+    }
+  }
   work();
   for (std::thread& t : running) t.join();
   for (const std::exception_ptr& e : failed)
