@@ -82,7 +82,9 @@ nlohmann::ordered_json run_report(const Graph& input, const pipeline::OptimizeRe
   if (!c.greedy && !r.schedule.empty()) {
     nlohmann::ordered_json tried = nlohmann::ordered_json::object();
     for (const auto& [name, peak] : r.schedules_tried) tried[name] = peak;
-    j["schedule"] = {{"order", r.schedule}, {"peak_bytes_by_order", tried}};
+    nlohmann::ordered_json given_up = nlohmann::ordered_json::object();
+    for (const auto& [name, peak] : r.schedules_given_up) given_up[name] = peak;
+    j["schedule"] = {{"order", r.schedule}, {"peak_bytes_by_order", tried}, {"given_up_above_bytes", given_up}};
   }
   if (!c.greedy)
     j["egraph"] = {{"nodes", r.egraph_nodes},
@@ -177,8 +179,11 @@ void print_run(const Graph& input, const pipeline::OptimizeResult& r, const RunC
     }
     if (!r.schedule.empty()) {
       std::string tried;
-      for (const auto& [name, peak] : r.schedules_tried)
-        tried += (tried.empty() ? "" : ", ") + name + " " + std::to_string(static_cast<long long>(peak / (1024.0 * 1024.0) + 0.5)) + " MiB";
+      const auto mib = [](double bytes) { return std::to_string(static_cast<long long>(bytes / (1024.0 * 1024.0) + 0.5)); };
+      for (const auto& [name, peak] : r.schedules_tried) tried += (tried.empty() ? "" : ", ") + name + " " + mib(peak) + " MiB";
+      // Given up: its peak so far had passed a finished order's.
+      for (const auto& [name, peak] : r.schedules_given_up)
+        tried += (tried.empty() ? "" : ", ") + name + " over " + mib(peak) + " MiB";
       std::printf("memory: estimated peak %.1f MiB -> %.1f MiB, written in the order \"%s\" (%s)\n",
                   peak_of(input, c.peak_in) / (1024.0 * 1024.0), peak_out(input, r, c) / (1024.0 * 1024.0),
                   r.schedule.c_str(), tried.c_str());

@@ -192,6 +192,7 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
   t0 = std::chrono::steady_clock::now();
   r.schedule = guard.schedule;
   r.schedules_tried = guard.schedules_tried;
+  r.schedules_given_up = guard.schedules_given_up;
   if (options.explain)
     for (size_t i = 0; i < r.output.nodes.size(); ++i)
       if (enode_of[i] != eg::kNoId)

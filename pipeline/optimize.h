@@ -131,6 +131,9 @@ struct OptimizeResult {
   // one of least estimated peak among those tried, each with its peak.
   std::string schedule;
   std::vector<std::pair<std::string, double>> schedules_tried;
+  // Orders given up once their peak so far passed one tried (they cannot
+  // win), each with that peak: a lower bound on its own.
+  std::vector<std::pair<std::string, double>> schedules_given_up;
   // What the optimizer chose not to do, each with the reason.
   std::vector<std::string> declined;
 };

@@ -58,7 +58,7 @@ struct Written {
   Graph graph;
   std::vector<eg::Id> enode_of;
   std::string schedule;
-  std::vector<std::pair<std::string, double>> tried;
+  std::vector<std::pair<std::string, double>> tried, given_up;
   double peak = 0;
   bool schedule_cut = false;  // the time limit stopped the order search
   bool saved_copies = false;  // copies of saved views were written (schedule/saved_copies.h)
@@ -159,6 +159,7 @@ Written write_and_schedule(const TensorEGraph& t, const Graph& input, const eg::
   w.graph = std::move(s.graph);
   w.schedule = s.strategy;
   w.tried = s.tried;
+  w.given_up = s.given_up;
   w.peak = s.peak_bytes;
   w.at_peak = std::move(s.at_peak);
   return w;
@@ -366,6 +367,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   if (held && best.peak > limit && no_room_to_write()) r.limited.push_back("peak guard");
   PeakGuard g;
   g.schedules_tried = best.tried;
+  g.schedules_given_up = best.given_up;
   if (declined) {
     g.declined = true;
     g.schedule = "the input's";

@@ -28,6 +28,7 @@ struct PeakGuard {
   bool declined = false;  // the input is kept (r.output is the input)
   std::string schedule;   // the order the output is written in (schedule/memory_schedule.h)
   std::vector<std::pair<std::string, double>> schedules_tried;  // each order and its estimated peak
+  std::vector<std::pair<std::string, double>> schedules_given_up;  // each order given up, its peak then
 };
 
 // Extracts and writes r.output (with each output node's e-node in

@@ -100,7 +100,7 @@ class ReadyByPeak {
 
 }  // namespace
 
-Order least_peak_first(const Graph& g, const ScheduleContext& c) {
+Order least_peak_first(const Graph& g, const ScheduleContext& c, PeakWatch* watch) {
   const StorageUse& u = c.use;
   const std::vector<double>& key = c.key;
   const size_t n = g.nodes.size();
@@ -142,10 +142,11 @@ Order least_peak_first(const Graph& g, const ScheduleContext& c) {
               if (is_ready[r]) ready.set(r, u.allocates[r] - frees[r]);
             }
         }
-      });
+      },
+      watch);
 }
 
-Order earliest_operands_first(const Graph& g, const ScheduleContext& c) {
+Order earliest_operands_first(const Graph& g, const ScheduleContext& c, PeakWatch* watch) {
   const size_t n = g.nodes.size();
   const std::vector<std::vector<NodeId>>& deps = c.deps;
   const std::vector<double>& key = c.key;
@@ -169,10 +170,11 @@ Order earliest_operands_first(const Graph& g, const ScheduleContext& c) {
       },
       [&](NodeId i) {
         if (g.nodes[i].op != "placeholder") position[i] = ran++;
-      });
+      },
+      watch);
 }
 
-Order depth_first(const Graph& g, const ScheduleContext& c) {
+Order depth_first(const Graph& g, const ScheduleContext& c, PeakWatch* watch) {
   const size_t n = g.nodes.size();
   const StorageUse& u = c.use;
   const std::vector<double>& key = c.key;
@@ -191,6 +193,7 @@ Order depth_first(const Graph& g, const ScheduleContext& c) {
   std::vector<NodeId> visit_order;
   for (NodeId i = 0; i < n; ++i) {
     if (g.nodes[i].op == "placeholder") {
+      if (watch && !watch->place(i)) return {};
       order.push_back(i);
       seen[i] = 1;
     } else if (g.nodes[i].op == "output") {
@@ -227,11 +230,15 @@ Order depth_first(const Graph& g, const ScheduleContext& c) {
         if (!seen[d]) push(d);
         continue;
       }
+      if (watch && !watch->place(top.node)) return {};
       order.push_back(top.node);
       stack.pop_back();
     }
   }
-  if (output < n) order.push_back(output);
+  if (output < n) {
+    if (watch && !watch->place(output)) return {};
+    order.push_back(output);
+  }
   return order;
 }
 

@@ -117,6 +117,29 @@ OrderLiveness liveness(const StorageUse& u, const Order& order) {
 
 double peak_bytes_in_order(const StorageUse& u, const Order& order) { return liveness(u, order).peak; }
 
+PeakWatch::PeakWatch(const StorageUse& u, const std::atomic<double>& bound)
+    : u_(u), bound_(bound), unread_(u.st.bytes.size()), read_by_none_(u.reads.size(), 0.0) {
+  for (size_t s = 0; s < unread_.size(); ++s) {
+    unread_[s] = u.readers_of[s].size();
+    if (unread_[s] == 0 && !u.pinned[s]) read_by_none_[u.st.owner[s]] += u.st.bytes[s];
+  }
+}
+
+// As liveness() walks a finished order: what node i allocates is live from
+// its place, with its transient bytes there; then each storage whose last
+// reader it is (or that nothing reads) is freed, unless pinned.
+bool PeakWatch::place(NodeId i) {
+  live_ += u_.allocates[i];
+  peak_ = std::max(peak_, live_ + u_.st.transient[i]);
+  live_ -= read_by_none_[i];
+  for (int64_t s : u_.reads[i]) {
+    const size_t si = static_cast<size_t>(s);
+    if (--unread_[si] == 0 && !u_.pinned[si]) live_ -= u_.st.bytes[si];
+  }
+  gave_up_ = peak_ > bound_.load(std::memory_order_relaxed);
+  return !gave_up_;
+}
+
 std::vector<memory::LiveTensor> live_at_peak(const StorageUse& u, const Order& order) {
   const OrderLiveness l = liveness(u, order);
   std::vector<memory::LiveTensor> live;

@@ -4,6 +4,7 @@
 // the next ready node.
 #pragma once
 
+#include <atomic>
 #include <stdexcept>
 #include <vector>
 
@@ -44,6 +45,30 @@ double peak_bytes_in_order(const StorageUse& u, const Order& order);
 // the same list in the same order), from the same pass.
 std::vector<memory::LiveTensor> live_at_peak(const StorageUse& u, const Order& order);
 
+// A candidate order's peak so far, kept as its nodes are placed, against a
+// bound the candidates of one search share (the least peak of those
+// finished): once the peak so far passes the bound the candidate cannot
+// win, and its making is given up. The figures are peak_bytes_in_order's
+// (whole bytes: the sums are exact in any order), so a candidate that would
+// tie the bound is never given up.
+class PeakWatch {
+ public:
+  PeakWatch(const StorageUse& u, const std::atomic<double>& bound);
+  // Node i is placed next (every node, placeholders first); false once the
+  // peak so far exceeds the bound.
+  bool place(NodeId i);
+  bool gave_up() const { return gave_up_; }
+  double peak() const { return peak_; }
+
+ private:
+  const StorageUse& u_;
+  const std::atomic<double>& bound_;
+  std::vector<size_t> unread_;         // by storage: its readers not yet placed
+  std::vector<double> read_by_none_;   // by node: bytes it owns that nothing reads (freed once it has run)
+  double live_ = 0, peak_ = 0;
+  bool gave_up_ = false;
+};
+
 // What the schedules of one graph share, computed once: the keys (the
 // input's order: keys_from_positions, memory_schedule.h), the dependences
 // and the storages.
@@ -62,9 +87,11 @@ ScheduleContext schedule_context(const Graph& g, const std::vector<std::vector<N
 // have run is handed to `ready(i)`; `next()` names the node to run (one it
 // was handed and has not named before); `ran(i)` is told each node run,
 // placeholders first. Placeholders keep their places at the front (they are
-// held throughout), the output node comes last.
+// held throughout), the output node comes last. With a `watch`: an empty
+// order where the watch gave it up.
 template <class Ready, class Next, class Ran>
-Order list_schedule(const Graph& g, const ScheduleContext& c, Ready ready, Next next, Ran ran) {
+Order list_schedule(const Graph& g, const ScheduleContext& c, Ready ready, Next next, Ran ran,
+                    PeakWatch* watch = nullptr) {
   const size_t n = g.nodes.size();
   const std::vector<std::vector<NodeId>>& users = c.users;
   std::vector<size_t> waiting(n, 0);
@@ -92,16 +119,21 @@ Order list_schedule(const Graph& g, const ScheduleContext& c, Ready ready, Next 
       if (--waiting[u] == 0) hand(u);
   };
   for (NodeId i : Order(order)) {
+    if (watch && !watch->place(i)) return {};
     ran(i);
     release(i);
   }
   for (size_t done = 0; done < handed; ++done) {
     const NodeId i = next();
+    if (watch && !watch->place(i)) return {};
     order.push_back(i);
     ran(i);
     release(i);
   }
-  if (output < n) order.push_back(output);
+  if (output < n) {
+    if (watch && !watch->place(output)) return {};
+    order.push_back(output);
+  }
   if (order.size() != n) throw std::logic_error("schedule: the graph has a cycle");
   return order;
 }
