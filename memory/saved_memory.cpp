@@ -48,13 +48,11 @@ std::vector<bool> forward_nodes(const Graph& g) {
   return forward;
 }
 
-}  // namespace
-
-SavedStorages saved_storages(const Graph& g) {
-  SavedStorages s{forward_nodes(g), {}, {}, {}};
+// g's saved storages, from its forward (forward_nodes) and storages.
+SavedStorages saved_from(const Graph& g, std::vector<bool> forward_of_g, Storages st) {
+  SavedStorages s{std::move(forward_of_g), std::move(st), {}, {}};
   if (s.forward.empty()) return s;
   const std::vector<bool>& forward = s.forward;
-  s.st = storages_of(g);
   s.readers.resize(s.st.bytes.size());
   s.kept_by_output.assign(s.st.bytes.size(), false);
   std::vector<bool> listed(g.nodes.size(), false);
@@ -74,6 +72,16 @@ SavedStorages saved_storages(const Graph& g) {
   return s;
 }
 
+}  // namespace
+
+SavedStorages saved_storages(const Graph& g) {
+  std::vector<bool> forward = forward_nodes(g);
+  if (forward.empty()) return SavedStorages{};
+  return saved_from(g, std::move(forward), storages_of(g));
+}
+
+SavedStorages saved_storages(const Graph& g, Storages st) { return saved_from(g, forward_nodes(g), std::move(st)); }
+
 double read_through_views(const Graph& g, const SavedStorages& s, size_t id) {
   double read = 0;
   for (NodeId k : s.readers[id]) {
@@ -84,9 +92,10 @@ double read_through_views(const Graph& g, const SavedStorages& s, size_t id) {
   return read;
 }
 
-SavedMemory saved_memory(const Graph& g) {
+namespace {
+
+SavedMemory saved_memory_of(const Graph& g, const SavedStorages& s) {
   SavedMemory m;
-  const SavedStorages s = saved_storages(g);
   if (s.forward.empty()) return m;
   for (size_t id = 0; id < s.readers.size(); ++id) {
     if (s.readers[id].empty()) continue;
@@ -94,6 +103,17 @@ SavedMemory saved_memory(const Graph& g) {
     if (const double read = read_through_views(g, s, id); read >= 0 && !s.kept_by_output[id])
       m.pinned_by_views += std::max(0.0, s.st.bytes[id] - read);
   }
+  return m;
+}
+
+}  // namespace
+
+SavedMemory saved_memory(const Graph& g) { return saved_memory_of(g, saved_storages(g)); }
+
+SavedMemory saved_memory(const Graph& g, Storages& st) {
+  SavedStorages s = saved_storages(g, std::move(st));
+  const SavedMemory m = saved_memory_of(g, s);
+  st = std::move(s.st);
   return m;
 }
 

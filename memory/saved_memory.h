@@ -26,6 +26,8 @@ struct SavedStorages {
   std::vector<bool> kept_by_output;          // by storage: an output reads it
 };
 SavedStorages saved_storages(const Graph& g);
+// The same from g's storages, computed by the caller (storages_of(g)).
+SavedStorages saved_storages(const Graph& g, Storages st);
 
 // The bytes of the views through which the backward reads saved storage
 // `id`; -1 where it reads the base itself (or a tuple's piece).
@@ -41,5 +43,9 @@ struct SavedMemory {
   double pinned_by_views = 0;
 };
 SavedMemory saved_memory(const Graph& g);
+// The same from g's storages, lent by the caller (storages_of(g), given back
+// as they were): a form whose saved values and order are both estimated
+// computes them once.
+SavedMemory saved_memory(const Graph& g, Storages& st);
 
 }  // namespace sator::memory

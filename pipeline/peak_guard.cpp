@@ -130,11 +130,18 @@ Written write_and_schedule(const TensorEGraph& t, const Graph& input, const eg::
   const size_t copies = keep.on ? schedule::copy_pinning_outputs(written, input, position).size() : 0;
   // The clones go before the output node: their e-nodes are none.
   if (copies) w.enode_of.insert(w.enode_of.end() - 1, copies, eg::kNoId);
-  w.saved_copies = keep.saved_copies || (pinned_limit < std::numeric_limits<double>::infinity() &&
-                                         memory::saved_memory(written).pinned_by_views > pinned_limit);
+  // The form's storages, where its saved values are estimated: the order
+  // search reads the same ones (unless saved copies change the form).
+  std::optional<memory::Storages> storages;
+  if (!keep.saved_copies && pinned_limit < std::numeric_limits<double>::infinity()) {
+    storages = memory::storages_of(written);
+    w.saved_copies = memory::saved_memory(written, *storages).pinned_by_views > pinned_limit;
+  }
+  w.saved_copies = w.saved_copies || keep.saved_copies;
   if (w.saved_copies) {
     const std::vector<NodeId> added = schedule::copy_pinning_saved(written, position);
     if (!added.empty()) {
+      storages.reset();
       std::vector<eg::Id> enodes;
       enodes.reserve(written.nodes.size());
       for (size_t i = 0, a = 0, from = 0; i < written.nodes.size(); ++i) {
@@ -148,7 +155,8 @@ Written write_and_schedule(const TensorEGraph& t, const Graph& input, const eg::
   const auto written_at = std::chrono::steady_clock::now();
   parts.write_ms += ms_between(begun, written_at);
   ++parts.forms;
-  schedule::Scheduled s = schedule::schedule_for_memory(std::move(written), position, out_of_time, limit);
+  schedule::Scheduled s =
+      schedule::schedule_for_memory(std::move(written), position, out_of_time, limit, std::move(storages));
   parts.order_ms += ms_since(written_at);
   w.schedule_cut = s.cut;
   if (!s.order.empty()) {

@@ -1,6 +1,7 @@
 #include "schedule/list_schedule.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "ir/op_table.h"
@@ -46,9 +47,10 @@ std::vector<std::vector<NodeId>> dependences_from(const Graph& g, std::vector<st
   return deps;
 }
 
-StorageUse storage_use_from(const Graph& g, const std::vector<std::vector<NodeId>>& ops) {
+StorageUse storage_use_from(const Graph& g, const std::vector<std::vector<NodeId>>& ops,
+                            std::optional<memory::Storages> storages) {
   StorageUse u;
-  u.st = memory::storages_of(g);
+  u.st = storages ? std::move(*storages) : memory::storages_of(g);
   const size_t n = g.nodes.size(), s_count = u.st.bytes.size();
   u.reads.assign(n, {});
   u.readers_of.assign(s_count, {});
@@ -163,16 +165,16 @@ std::vector<std::vector<NodeId>> dependences_of(const Graph& g, const std::vecto
   return dependences_from(g, operands_of(g), key);
 }
 
-StorageUse storage_use(const Graph& g) { return storage_use_from(g, operands_of(g)); }
+StorageUse storage_use(const Graph& g) { return storage_use_from(g, operands_of(g), std::nullopt); }
 
 ScheduleContext schedule_context(const Graph& g, std::vector<double> key) {
   return schedule_context(g, operands_of(g), std::move(key));
 }
 
 ScheduleContext schedule_context(const Graph& g, const std::vector<std::vector<NodeId>>& operands,
-                                 std::vector<double> key) {
+                                 std::vector<double> key, std::optional<memory::Storages> storages) {
   ScheduleContext c;
-  c.use = storage_use_from(g, operands);
+  c.use = storage_use_from(g, operands, std::move(storages));
   c.deps = dependences_from(g, operands, key);
   c.users.resize(g.nodes.size());
   for (NodeId i = 0; i < g.nodes.size(); ++i)

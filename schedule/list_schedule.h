@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -79,9 +80,10 @@ struct ScheduleContext {
   StorageUse use;
 };
 ScheduleContext schedule_context(const Graph& g, std::vector<double> key);
-// The same, with g's operands (operands_of) computed by the caller.
+// The same, with g's operands (operands_of) computed by the caller, and its
+// storages (memory::storages_of) where given.
 ScheduleContext schedule_context(const Graph& g, const std::vector<std::vector<NodeId>>& operands,
-                                 std::vector<double> key);
+                                 std::vector<double> key, std::optional<memory::Storages> storages = std::nullopt);
 
 // A list scheduler over g's dependence graph: each node whose dependences
 // have run is handed to `ready(i)`; `next()` names the node to run (one it

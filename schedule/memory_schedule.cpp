@@ -164,10 +164,10 @@ size_t order_threads() {
 }
 
 Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position, const std::function<bool()>& out_of_time,
-                              double live_above) {
+                              double live_above, std::optional<memory::Storages> storages) {
   Scheduled best;
   const std::vector<std::vector<NodeId>> operands = operands_of(g);
-  const ScheduleContext c = schedule_context(g, operands, keys_from_positions(operands, position));
+  const ScheduleContext c = schedule_context(g, operands, keys_from_positions(operands, position), std::move(storages));
   // The writer's own order is priced with the candidates; it is always
   // priced (past the limit it is the order that stands).
   const auto as_written = [&] {

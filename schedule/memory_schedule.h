@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,8 +81,10 @@ struct Scheduled {
 // `live_above`: where the chosen order's peak exceeds it, Scheduled::at_peak
 // lists what is live there (read from the search's own storages rather
 // than estimated again over the written graph).
+// `storages`: g's (memory::storages_of), where the caller has them.
 Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position,
                               const std::function<bool()>& out_of_time = {},
-                              double live_above = std::numeric_limits<double>::infinity());
+                              double live_above = std::numeric_limits<double>::infinity(),
+                              std::optional<memory::Storages> storages = std::nullopt);
 
 }  // namespace sator::schedule
