@@ -119,7 +119,7 @@ OrderLiveness liveness(const StorageUse& u, const Order& order) {
 
 double peak_bytes_in_order(const StorageUse& u, const Order& order) { return liveness(u, order).peak; }
 
-PeakWatch::PeakWatch(const StorageUse& u, const std::atomic<double>& bound)
+PeakWatch::PeakWatch(const StorageUse& u, double bound)
     : u_(u), bound_(bound), unread_(u.st.bytes.size()), read_by_none_(u.reads.size(), 0.0) {
   for (size_t s = 0; s < unread_.size(); ++s) {
     unread_[s] = u.readers_of[s].size();
@@ -138,7 +138,7 @@ bool PeakWatch::place(NodeId i) {
     const size_t si = static_cast<size_t>(s);
     if (--unread_[si] == 0 && !u_.pinned[si]) live_ -= u_.st.bytes[si];
   }
-  gave_up_ = peak_ > bound_.load(std::memory_order_relaxed);
+  gave_up_ = peak_ > bound_;
   return !gave_up_;
 }
 

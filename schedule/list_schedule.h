@@ -4,7 +4,6 @@
 // the next ready node.
 #pragma once
 
-#include <atomic>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -47,14 +46,13 @@ double peak_bytes_in_order(const StorageUse& u, const Order& order);
 std::vector<memory::LiveTensor> live_at_peak(const StorageUse& u, const Order& order);
 
 // A candidate order's peak so far, kept as its nodes are placed, against a
-// bound the candidates of one search share (the least peak of those
-// finished): once the peak so far passes the bound the candidate cannot
-// win, and its making is given up. The figures are peak_bytes_in_order's
-// (whole bytes: the sums are exact in any order), so a candidate that would
-// tie the bound is never given up.
+// bound (a finished order's peak): once the peak so far passes the bound
+// the candidate cannot win, and its making is given up. The figures are
+// peak_bytes_in_order's (whole bytes: the sums are exact in any order), so
+// a candidate that would tie the bound is never given up.
 class PeakWatch {
  public:
-  PeakWatch(const StorageUse& u, const std::atomic<double>& bound);
+  PeakWatch(const StorageUse& u, double bound);
   // Node i is placed next (every node, placeholders first); false once the
   // peak so far exceeds the bound.
   bool place(NodeId i);
@@ -63,7 +61,7 @@ class PeakWatch {
 
  private:
   const StorageUse& u_;
-  const std::atomic<double>& bound_;
+  double bound_;
   std::vector<size_t> unread_;         // by storage: its readers not yet placed
   std::vector<double> read_by_none_;   // by node: bytes it owns that nothing reads (freed once it has run)
   double live_ = 0, peak_ = 0;
