@@ -181,7 +181,7 @@ void print_run(const Graph& input, const pipeline::OptimizeResult& r, const RunC
       std::string tried;
       const auto mib = [](double bytes) { return std::to_string(static_cast<long long>(bytes / (1024.0 * 1024.0) + 0.5)); };
       for (const auto& [name, peak] : r.schedules_tried) tried += (tried.empty() ? "" : ", ") + name + " " + mib(peak) + " MiB";
-      // Given up: its peak so far had passed a finished order's.
+      // Given up: its peak so far had passed the writer's own order's.
       for (const auto& [name, peak] : r.schedules_given_up)
         tried += (tried.empty() ? "" : ", ") + name + " over " + mib(peak) + " MiB";
       std::printf("memory: estimated peak %.1f MiB -> %.1f MiB, written in the order \"%s\" (%s)\n",

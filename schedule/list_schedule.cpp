@@ -1,6 +1,7 @@
 #include "schedule/list_schedule.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -80,7 +81,7 @@ StorageUse storage_use_from(const Graph& g, const std::vector<std::vector<NodeId
 
 namespace {
 
-// Each storage's life in one order, and the scan both figures below read.
+// Each storage's life in one order, and where its peak falls: what live_at_peak reads.
 struct OrderLiveness {
   std::vector<size_t> pos;         // by node: its place in the order
   std::vector<size_t> last_use;    // by storage: the place of its last reader (or its owner)
@@ -117,8 +118,6 @@ OrderLiveness liveness(const StorageUse& u, const Order& order) {
 
 }  // namespace
 
-double peak_bytes_in_order(const StorageUse& u, const Order& order) { return liveness(u, order).peak; }
-
 PeakWatch::PeakWatch(const StorageUse& u, double bound)
     : u_(u), bound_(bound), unread_(u.st.bytes.size()), read_by_none_(u.reads.size(), 0.0) {
   for (size_t s = 0; s < unread_.size(); ++s) {
@@ -140,6 +139,14 @@ bool PeakWatch::place(NodeId i) {
   }
   gave_up_ = peak_ > bound_;
   return !gave_up_;
+}
+
+// The running peak of one walk (PeakWatch) is the figure: a watched order
+// that finishes has it already, and nothing prices an order a second way.
+double peak_bytes_in_order(const StorageUse& u, const Order& order) {
+  PeakWatch watch(u, std::numeric_limits<double>::infinity());
+  for (NodeId i : order) watch.place(i);
+  return watch.peak();
 }
 
 std::vector<memory::LiveTensor> live_at_peak(const StorageUse& u, const Order& order) {

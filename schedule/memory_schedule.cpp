@@ -168,8 +168,8 @@ Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position, con
   Scheduled best;
   const std::vector<std::vector<NodeId>> operands = operands_of(g);
   const ScheduleContext c = schedule_context(g, operands, keys_from_positions(operands, position), std::move(storages));
-  // The writer's own order is priced with the candidates; it is always
-  // priced (past the limit it is the order that stands).
+  // The writer's own order is always priced, first (past the limit it is
+  // the order that stands, and the others are watched against its peak).
   const auto as_written = [&] {
     Order o(g.nodes.size());
     for (size_t k = 0; k < o.size(); ++k) o[k] = static_cast<NodeId>(k);
@@ -219,12 +219,10 @@ Scheduled schedule_for_memory(Graph g, const std::vector<int64_t>& position, con
       try {
         PeakWatch watch(c.use, peaks[0]);
         orders[k] = candidates[k].second(&watch);
-        if (watch.gave_up()) {
-          given_up[k] = 1;
-          peaks[k] = watch.peak();
-          continue;
-        }
-        peaks[k] = peak_bytes_in_order(c.use, orders[k]);
+        // Made in full, its peak is the watch's (peak_bytes_in_order's
+        // figure); given up, the peak when it was.
+        given_up[k] = watch.gave_up();
+        peaks[k] = watch.peak();
       } catch (...) {
         failed[k] = std::current_exception();
       }
