@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/validators.h"
 #include "cli/output_paths.h"
+#include "cost/fused_estimate.h"
 #include "cost/graph_cost.h"
 #include "ir/graph_io.h"
 #include "ir/shape_check.h"
@@ -39,6 +40,10 @@ void run(const Options& o) {
   std::printf("%s on %s: %.1f us compiled, %.1f us eager (roofline estimates)\n", g.name.c_str(), d->name.c_str(),
               cost::total_seconds(costs) * 1e6, cost::total_eager_seconds(costs, *d) * 1e6);
   for (const auto& [kind, v] : by_kind) std::printf("  %-12s %5zu kernels %10.1f us\n", kind.c_str(), v.first, v.second * 1e6);
+  const cost::FusedEstimate fused = cost::fused_estimate(g, *d, costs);
+  std::printf("  as Inductor fuses it: %.1f us compiled (%zu fused kernels of memory-bound ops, %.1f MB moved; "
+              "%.1f us of matmuls, attention, convolutions)\n",
+              fused.seconds * 1e6, fused.groups, fused.group_bytes / 1e6, fused.extern_seconds * 1e6);
   if (!o.csv.empty()) {
     std::string text = "node,op,kind,dtype,flops,bytes,gpu_seconds,seconds,host_seconds,eager_seconds\n";
     for (const auto& c : costs) {

@@ -39,7 +39,7 @@ struct OptimizeCliOptions {
   std::string preset;
   bool decline_without_gain = false;
   bool verify = false;
-  bool fuse_dropout = false, no_training_attention = false, training_attention_bias = false;
+  bool fuse_dropout = false, no_training_attention = false, training_attention_bias = true;
   bool no_mixed_precision_attention = false;
   bool explain = false, explain_attention = false;
   UserRuleOptions user_rules;
@@ -251,10 +251,11 @@ void add_optimize_command(CLI::App& app) {
                 "(symbols at small values) and compare; exit 1 without output if they differ");
   cmd->add_flag("--no-training-attention", opt.no_training_attention,
                 "keep a joint graph's attention decomposed (default: forward and backward fused together)");
-  cmd->add_flag("--training-attention-bias", opt.training_attention_bias,
-                "also fuse a joint graph's attention whose scores add a mask tensor where the cuDNN kernels do not "
-                "take it, the mask passed to the efficient kernels as attn_bias (default: fused only where cuDNN "
-                "takes it, 16-bit; the efficient kernels with a bias save memory but measured 1-5% slower)");
+  cmd->add_flag("--training-attention-bias,!--no-training-attention-bias", opt.training_attention_bias,
+                "a joint graph's attention whose scores add a mask tensor (a bias) may also take the efficient "
+                "kernels, the mask as attn_bias (its gradient from them where it needs one), each such block kept "
+                "where the graph as Inductor fuses it is estimated cheaper with them (default; --no-...: only the "
+                "cuDNN kernels take a bias, 16-bit, no gradient)");
   cmd->add_flag("--no-mixed-precision-attention", opt.no_mixed_precision_attention,
                 "keep attention under autocast (16-bit scores, a float32 mask and softmax) decomposed (default: "
                 "fused in 16 bits, the mask cast as torch's SDPA casts it where that is exact: a mask of zeros and masking "

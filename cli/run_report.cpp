@@ -94,6 +94,17 @@ nlohmann::ordered_json run_report(const Graph& input, const pipeline::OptimizeRe
   if (!c.greedy && c.time_limit_s > 0)
     j["time_limit"] = {{"seconds", c.time_limit_s}, {"reached_in", r.limited}};
   if (!c.greedy) j["declined"] = r.declined;
+  if (!c.greedy && !r.biased_kernels.empty()) {
+    // Training blocks given a bias through the efficient kernels, weighed by
+    // the graph as Inductor fuses it (pipeline/biased_kernels.h).
+    nlohmann::ordered_json weighed = nlohmann::ordered_json::array();
+    for (const pipeline::BiasedKernelTrial& w : r.biased_kernels)
+      weighed.push_back({{"kernel", w.kernel},
+                         {"fused_estimate_us_with_kernels", w.with_kernels_us},
+                         {"fused_estimate_us_without", w.without_us},
+                         {"kept", w.kept_kernels ? "kernels" : "decomposed"}});
+    j["biased_kernels_weighed"] = std::move(weighed);
+  }
   j["z3"] = {{"queries", r.z3_queries}, {"cache_hits", r.z3_cache_hits}, {"solver_calls", r.z3_calls}};
   if (c.greedy)
     j["time_ms"] = {{"load", c.load_ms}, {"rewrite", r.saturate_ms}, {"write", c.write_ms}, {"total", c.total_ms}};
@@ -189,6 +200,10 @@ void print_run(const Graph& input, const pipeline::OptimizeResult& r, const RunC
                   r.schedule.c_str(), tried.c_str());
     }
     for (const std::string& why : r.declined) std::printf("declined: %s\n", why.c_str());
+    for (const pipeline::BiasedKernelTrial& w : r.biased_kernels)
+      std::printf("attention with a bias (training, efficient kernels at %s): %s; the graph as Inductor fuses it "
+                  "%.1f us with them, %.1f us without\n",
+                  w.kernel.c_str(), w.kept_kernels ? "kept" : "left decomposed", w.with_kernels_us, w.without_us);
   }
 }
 

@@ -170,6 +170,25 @@ std::string kept_decomposed_because(const AttentionFusionOptions& options, const
   return buf;
 }
 
+// The weighing that left the block whose probabilities are class `cls`
+// decomposed, if one did.
+const BiasedKernelTrial* weighed_for(const AttentionFusionOptions& options, eg::Id cls) {
+  if (!options.biased_kernels) return nullptr;
+  for (const BiasedKernelTrial& w : *options.biased_kernels)
+    if (!w.kept_kernels && w.decomposed.count(cls)) return &w;
+  return nullptr;
+}
+
+std::string weighed_because(const BiasedKernelTrial& w) {
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "fused in the e-graph with the efficient kernels, which take its bias, but the graph as Inductor "
+                "fuses it is estimated cheaper without them (%.1f us decomposed, %.1f us with them: "
+                "cost/fused_estimate.h)",
+                w.without_us, w.with_kernels_us);
+  return buf;
+}
+
 // The ops of `output` that read a node computing class `cls` (short names).
 std::string readers_of_class(const TensorEGraph& t, const Graph& output, const std::vector<eg::Id>& enode_of, eg::Id cls) {
   std::vector<bool> of_class(output.nodes.size(), false);
@@ -297,15 +316,17 @@ std::vector<AttentionBlock> explain_attention(const Graph& input, TensorEGraph& 
       if (product_by_kernel)
         b.why = "its kernels are in the output, but the output still computes its probabilities (read by " +
                 readers_of_class(t, output, enode_of, cls) + ")";
+      else if (const BiasedKernelTrial* w = weighed_for(options, t.egraph.find(cls)))
+        b.why = weighed_because(*w);
       else if (kernel_in_egraph)
         b.why = "fused in the e-graph, but the extraction kept the decomposed block" +
                 kept_decomposed_because(options, decomposed_forms, probabilities);
       else if (training && !options.training_bias && adds_bias(input, t, scores_of(input, n, decomposed)))
         b.why = "its scores add a mask (a bias) and the cuDNN kernels do not take the block (not 16-bit, its head "
                 "dim or heads, or a mask written out per head and score: 0.92x measured, "
-                "docs/results/attention_bias_forms.md): the efficient kernel with a bias measured slower than the "
-                "decomposed block (BERT 0.95-0.99x on the H200, docs/results/zoo.md): opt-in, "
-                "--training-attention-bias, for its lower peak (scores: " + scores + ")";
+                "docs/results/attention_bias_forms.md), and the efficient kernels, which take any bias, are left out "
+                "(--no-training-attention-bias; by default, --training-attention-bias, they are weighed by the graph "
+                "as Inductor fuses it) (scores: " + scores + ")";
       else if (adds_wide_term_to_16_bit(input, t, scores_of(input, n, decomposed)))
         b.why = "its scores add a float32 term to 16-bit q·kᵀ (autocast) that the rules cannot show to be only zeros "
                 "and masking values (a real-valued bias, e.g. ALiBi): the kernels would round it to 16 bits, beyond "

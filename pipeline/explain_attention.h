@@ -11,6 +11,7 @@
 
 #include "egraph/egraph.h"
 #include "ir/graph.h"
+#include "pipeline/biased_kernels.h"
 #include "tensor/tensor_egraph.h"
 
 namespace sator::pipeline {
@@ -32,6 +33,10 @@ struct AttentionFusionOptions {
   // its estimate with the block's decomposed forms priced out. Unset: not said.
   std::function<double(const std::unordered_set<eg::Id>&)> cost_without;
   std::string cost_unit = "us";  // what cost_without counts
+  // Training blocks given a bias through the efficient kernels, weighed by
+  // the graph as Inductor fuses it (pipeline/biased_kernels.h): a block left
+  // decomposed there is explained by that weighing's two estimates.
+  const std::vector<BiasedKernelTrial>* biased_kernels = nullptr;
 };
 
 // `t` is the saturated e-graph of `input`; `output` was written from it with

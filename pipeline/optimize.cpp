@@ -215,6 +215,7 @@ static OptimizeResult optimize_once(const Graph& input, const OptimizeOptions& o
       return scratch.extract_dag_cost;
     };
     explain.cost_unit = options.cost == "roofline" ? "us" : "nodes";
+    explain.biased_kernels = &r.biased_kernels;
     r.attention = explain_attention(input, t, kept_or_output(r, input), enode_of, explain);
   }
   if (options.explain_attention && guard.declined)

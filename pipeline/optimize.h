@@ -14,6 +14,7 @@
 
 #include "egraph/runner.h"
 #include "ir/graph.h"
+#include "pipeline/biased_kernels.h"
 #include "pipeline/explain_attention.h"
 #include "pipeline/explain_removals.h"
 
@@ -33,10 +34,17 @@ struct OptimizeOptions {
   double time_limit_s = 10.0;
   bool fuse_dropout = false;  // attention with explicit dropout -> SDPA's own (changes random draws)
   bool training_attention = true;  // joint graphs: attention forward and backward fused together
-  // ... also where the scores add a mask tensor (passed as attn_bias): off by
-  // default, the biased kernels measured slower than the decomposed block on
-  // the H200 (bert training 0.95-0.99x, docs/results/zoo.md), at less memory.
-  bool training_attention_bias = false;
+  // ... also through the efficient kernels where the scores add a mask tensor
+  // (passed as attn_bias, its gradient from them where it needs one), each
+  // such block weighed by the graph as Inductor fuses it
+  // (pipeline/biased_kernels.h: measured slower than the decomposed block
+  // in most places, BERT's padding mask 0.95-0.99x). false: a bias goes only
+  // to the cuDNN pair (16-bit, no gradient).
+  bool training_attention_bias = true;
+  // ... and each such block the extraction chose weighed by the fused
+  // estimate. false: kept as extracted (their lower peak at more time: what
+  // the tests of the fused blocks' other rules need).
+  bool weigh_biased_kernels = true;
   // Note which rule made each node of the result (OptimizeResult::made_by).
   bool explain = false;
   // List every softmax over a rank-4 tensor, fused or why not
@@ -124,6 +132,9 @@ struct OptimizeResult {
   std::vector<Removal> removed;
   // With OptimizeOptions::explain_attention: each attention softmax.
   std::vector<AttentionBlock> attention;
+  // Training blocks given a bias through the efficient kernels, each weighed
+  // by the graph's fused estimate (pipeline/biased_kernels.h).
+  std::vector<BiasedKernelTrial> biased_kernels;
   // Phases the time limit cut short ("saturation", "extraction"; the CLI
   // adds "chunk planning"): each still finished with a valid result.
   std::vector<std::string> limited;

@@ -11,6 +11,8 @@
 
 #include "memory/peak_memory.h"
 #include "memory/saved_memory.h"
+#include "pipeline/biased_kernels.h"
+#include "pipeline/rule_selection.h"
 #include "pipeline/extract_step.h"
 #include "pipeline/side_work.h"
 #include "schedule/memory_schedule.h"
@@ -85,14 +87,9 @@ void release(Written& w) {
 // (more orders, more recomputation rounds) stop there.
 using OutOfTime = std::function<bool()>;
 
-// One extraction, with what the report says of it (extract_cheapest writes
-// it into the result; the guard keeps the chosen one's).
-struct Extracted {
-  eg::Extraction x;
-  double dag_cost = 0;
-  bool proved_optimal = false;
-};
-
+// One extraction (pipeline/biased_kernels.h's Extracted), with what the
+// report says of it: extract_cheapest writes it into the result; the guard
+// keeps the chosen one's.
 Extracted extract(const TensorEGraph& t, const Graph& input, const OptimizeOptions& options, double seconds_left,
                   OptimizeResult& r, const std::unordered_set<eg::Id>& priced_out) {
   Extracted e;
@@ -318,6 +315,15 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   const double limit = peak_in + kSlackBytes;
   KeepMemory keep;
   const OutOfTime out_of_time = [&] { return seconds_left() <= 0; };
+  // Training blocks given a bias through the efficient kernels: weighed by
+  // the graph as Inductor fuses it, which the per-node prices cannot see.
+  if (const cost::Device* d = options.cost == "roofline" ? cost::find_device(options.device) : nullptr;
+      d && options.training_attention && options.weigh_biased_kernels && is_training_graph(input))
+    r.biased_kernels = weigh_biased_kernels(
+        t, *d, chosen, priced_out,
+        [&](const std::unordered_set<eg::Id>& p) { return extract(t, input, options, seconds_left(), r, p); },
+        out_of_time);
+  const auto weighed = Clock::now();
   // The saved values first: the backward reading a view where the input
   // read a copy of its own keeps the view's whole base through it.
   const double pinned_limit = options.hold_peak ? pinned_in + kSlackBytes : std::numeric_limits<double>::infinity();
@@ -327,7 +333,7 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
   // only where the time left holds it (a trial begun just before the limit
   // ran a whole write past it: 1 s and more at 165,000 nodes).
   const double extract_s = std::chrono::duration<double>(extracted - started).count();
-  const double write_s = std::chrono::duration<double>(Clock::now() - extracted).count();
+  const double write_s = std::chrono::duration<double>(Clock::now() - weighed).count();
   const OutOfTime no_room_to_write = [&] { return seconds_left() < write_s; };
   const OutOfTime no_room_for_trial = [&] { return seconds_left() < extract_s + write_s; };
   const double first_peak = best.peak;

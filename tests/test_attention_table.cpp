@@ -124,3 +124,32 @@ TEST_CASE("attention kernel table: between grid points, the nearest point scaled
   CHECK_FALSE(attention_seconds(table, q).has_value());
   CHECK(attention_table("a100") == nullptr);
 }
+
+// Only the efficient kernel returns a bias's gradient, so at a bias_grad
+// point it is also the fastest: priced against itself, its backward would
+// take the rate calibrated on cuDNN's. It is priced against the fastest
+// kernel given the bias without its gradient, as measured.
+TEST_CASE("attention kernel table: the backward asked for the bias's gradient is priced against the one that is not",
+          "[cost][attention]") {
+  const nlohmann::json data = measured("h200");
+  const Device& d = *find_device("h200");
+  size_t compared = 0, slower = 0;
+  for (const auto& p : data["points"]) {
+    if (p["mask"] != "bias_grad" || p["dtype"] == "fp32") continue;
+    // The same point with the bias, no gradient: its fastest kernel.
+    for (const auto& a : data["points"]) {
+      if (a["mask"] != "additive" || a["phase"] != "fwd_bwd" || a["dtype"] != p["dtype"] || a["seq"] != p["seq"] ||
+          a["head_dim"] != p["head_dim"] || a["dropout"] != p["dropout"] || !a["ms"].contains("cudnn"))
+        continue;
+      INFO(p.dump() << "\nagainst " << a.dump());
+      const double measured_ratio = p["ms"]["efficient"].get<double>() / a["ms"]["cudnn"].get<double>();
+      const double model_ratio = model_seconds(d, p, "efficient") / model_seconds(d, a, "cudnn");
+      // Within a tenth (the kernel-min terms are the model's own).
+      CHECK(model_ratio == Approx(measured_ratio).epsilon(0.1));
+      ++compared;
+      slower += measured_ratio > 1.5;  // what the test is about: a much slower kernel
+    }
+  }
+  CHECK(compared >= 6);
+  CHECK(slower >= 3);
+}

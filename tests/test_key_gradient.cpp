@@ -66,10 +66,11 @@ TEST_CASE("vit: the key projections' bias gradients become zeros", "[rules][key-
 TEST_CASE("opt: the key bias's gradient keeps only its cache tangent", "[rules][key-gradient][corpus]") {
   // Output 9 = sum(view(permute(tangents_3 + dK)), 0): the key cache output's
   // gradient plus dK; only the tangent's sum is left.
-  // OPT's attention adds its padding mask: fused with --training-attention-bias.
+  // OPT's attention adds its padding mask: fused by the efficient kernels
+  // where kept as extracted (the weighing leaves them decomposed).
   const Graph g = load_graph(test::corpus_path("graphs/opt.train.g2.json"));
   pipeline::OptimizeOptions biased;
-  biased.training_attention_bias = true;
+  biased.weigh_biased_kernels = false;
   const pipeline::OptimizeResult r = pipeline::optimize(g, biased);
   const std::set<std::string> ops = cone_ops(r.output, 9);
   CHECK(ops.count(kBackward) == 0);

@@ -15,11 +15,12 @@ compiled by plain torch.compile and timed interleaved (CUDA events, medians):
 - `fused`: F.scaled_dot_product_attention(q, k, v, attn_mask=bias), which
   dispatch sends to the efficient kernel (the only one that returns
   `grad_bias`), the bias's gradient reduced from it;
-- `pass`: the decomposed block through sator's InductorPass with
-  `--training-attention-bias --explain-attention`: what the cost model
-  chooses, and its two estimates (the report's cost_in / cost_out where it
-  fused; the listing's "as extracted" / "with this block's kernels" where it
-  kept the decomposed block).
+- `pass`: the decomposed block through sator's InductorPass (its defaults,
+  `--explain-attention`; the cost model's device the GPU's): what the cost
+  model chooses, and its two estimates — the weighing's, by the graph as
+  Inductor fuses it, where the extraction chose the efficient kernels
+  (pipeline/biased_kernels.h); else the extraction's per-node ones (the
+  listing's "as extracted" / "with this block's kernels").
 
 The verdict per row: whether the cost model ranks the two forms as the GPU
 does. Writes OUT.json (rows, device, torch version) and prints a table.
@@ -63,21 +64,28 @@ ESTIMATES = re.compile(r"the graph ([0-9.]+) us as extracted, ([0-9.]+) us with 
 
 
 def pass_estimates(p):
-    """(decomposed us, fused us, fused?) from the pass's reports."""
+    """(decomposed us, fused us, fused?, which estimates) from the pass's
+    reports: the weighing's, by the graph as Inductor fuses it, where the
+    extraction chose the efficient kernels (biased_kernels_weighed); else the
+    extraction's own, per node (--explain-attention's two estimates)."""
     for r in p.reports:
-        if r.get("skipped"):
+        if r.get("skipped") and "nothing to gain" not in str(r.get("skipped")):
             continue
         kept = os.path.join(p.keep_dir, f"joint{r['graph']}.report.json")
         rep = json.load(open(kept)) if os.path.exists(kept) else {}
         fused = (rep.get("attention_fused") or r.get("attention_fused") or 0) > 0
+        weighed = rep.get("biased_kernels_weighed") or []
+        if weighed:
+            w = weighed[-1]
+            return w["fused_estimate_us_without"], w["fused_estimate_us_with_kernels"], fused, "fused estimate"
         if fused:
-            return rep.get("cost_in"), rep.get("cost_out"), True
+            return rep.get("cost_in"), rep.get("cost_out"), True, "per node"
         for b in rep.get("attention_blocks") or []:
             m = ESTIMATES.search(str(b.get("why", "")))
             if m:
-                return float(m.group(1)), float(m.group(2)), False
-        return rep.get("cost_in"), None, False
-    return None, None, None
+                return float(m.group(1)), float(m.group(2)), False, "per node"
+        return rep.get("cost_in"), None, False, "per node"
+    return None, None, None, None
 
 
 def run_row(dtype, shape, L, args, keep_root):
@@ -91,7 +99,7 @@ def run_row(dtype, shape, L, args, keep_root):
     scale = 1.0 / D ** 0.5
     tag = f"{dtype}.{shape}.{L}"
     keep = os.path.join(keep_root, tag)
-    p = InductorPass(keep_dir=keep, verbose=False, extra=["--explain-attention", "--training-attention-bias"])
+    p = InductorPass(keep_dir=keep, verbose=False, extra=["--explain-attention"])
     import torch._inductor.config as ic
 
     fns = {}
@@ -120,8 +128,9 @@ def run_row(dtype, shape, L, args, keep_root):
     times = interleaved_times(step, fns, args.iters)
     for n in fns:
         res[n]["ms"] = statistics.median(times[n])
-    decomposed_us, fused_us, chose_fused = pass_estimates(p)
-    res["estimate_us"] = {"decomposed": decomposed_us, "fused": fused_us}
+    decomposed_us, fused_us, chose_fused, kind = pass_estimates(p)
+    res["estimate_us"] = {"decomposed": decomposed_us, "fused": fused_us, "by": kind}
+    res["device_model"] = p.device
     res["pass_fused"] = chose_fused
     if "decomposed" in fns and "fused" in fns:
         faster_fused = res["fused"]["ms"] < res["decomposed"]["ms"]

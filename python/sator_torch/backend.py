@@ -10,7 +10,7 @@ backend="inductor" does, with `InductorPass` as Inductor's
 `joint_custom_pre_pass`.
 
 options, the way Inductor's are given: a key InductorPass takes (chunk,
-memory_budget, decline_without_gain, fuse_dropout, strict, extra, keep_dir,
+memory_budget, decline_without_gain, fuse_dropout, strict, device, extra, keep_dir,
 timeout, verbose, sator, target) goes to the pass; any other key is an
 Inductor config setting (`max_autotune`, `triton.cudagraphs`, ...), checked
 as torch.compile checks them for backend="inductor". `mode` is Inductor's.

@@ -50,6 +50,18 @@ except ImportError:  # older torch: a plain callable works as a pass too
     CustomGraphPass = object
 
 
+def gpu_device():
+    """The cost model's device for the GPU torch sees ("h100", "h200"), or
+    None (sator's default) where it is neither or there is no GPU."""
+    if not torch.cuda.is_available():
+        return None
+    name = torch.cuda.get_device_name().upper()
+    for device in ("H100", "H200"):
+        if device in name:
+            return device.lower()
+    return None
+
+
 def _signature(graph):
     return tuple(str(n.target) for n in graph.nodes)
 
@@ -78,13 +90,18 @@ class InductorPass(CustomGraphPass):
     patterns do in training: the kernel draws the mask, equal in distribution
     to the graph's draws but not bit for bit (ctest `attention with dropout
     fused: equal in distribution over seeds`). False keeps the graph's draws.
+    device: the cost model's device ("h100", "h200"); None (default): the
+    GPU torch sees, where sator has its table (an H100 or H200), else
+    sator's default (h200). The devices share their calibrated constants
+    and differ in the attention kernels' measured table, which ranks the
+    kernels differently on each (docs/cost-model.md).
     extra: more `sator optimize` arguments. keep_dir: keeps each graph, its
     optimization and report there. reports: one dict per graph seen (what
     sator did, or why the graph was left alone)."""
 
     def __init__(self, sator=None, chunk="off", memory_budget=None, extra=(), keep_dir=None, timeout=600,
                  verbose=True, target="inductor-joint", decline_without_gain=True, fuse_dropout=True,
-                 missing_ok=False, strict=True):
+                 missing_ok=False, strict=True, device=None):
         self.sator = find_sator(sator)
         if self.sator is None and strict and not missing_ok:
             # A typo in $SATOR or the path must not make every compile run
@@ -99,6 +116,7 @@ class InductorPass(CustomGraphPass):
         self.fuse_dropout = bool(fuse_dropout)
         self.chunk, self.memory_budget = str(chunk), memory_budget
         self.extra, self.keep_dir, self.timeout, self.verbose = list(extra), keep_dir, timeout, verbose
+        self.device = device if device is not None else gpu_device()
         self.reports = []
         self._bodies = set()  # signatures of the chunk bodies this pass made
 
@@ -117,7 +135,7 @@ class InductorPass(CustomGraphPass):
                     with open(os.path.join(here, name), "rb") as f:
                         h.update(name.encode() + f.read())
             h.update(repr((self.chunk, self.memory_budget, self.extra, self.target,
-                           self.decline_without_gain, self.fuse_dropout)).encode())
+                           self.decline_without_gain, self.fuse_dropout, self.device)).encode())
             self._uuid = "sator-" + h.hexdigest()
         return self._uuid
 
@@ -228,6 +246,8 @@ class InductorPass(CustomGraphPass):
                 cmd += ["--chunks", self.chunk]
                 if self.memory_budget:
                     cmd += ["--memory-budget", str(self.memory_budget)]
+            if self.device:
+                cmd += ["--device", self.device]
             cmd += self.extra
             t0 = time.perf_counter()
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout)

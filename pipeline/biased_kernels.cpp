@@ -1,0 +1,112 @@
+#include "pipeline/biased_kernels.h"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "cost/fused_estimate.h"
+
+namespace sator::pipeline {
+
+namespace {
+
+// The efficient forward kernel given a bias (its fourth argument a tensor).
+bool biased_efficient_forward(const Node& n) {
+  return n.op == "aten._scaled_dot_product_efficient_attention.default" && n.args.size() > 3 && n.args[3].is_node();
+}
+
+// An extraction written (in the extraction's order: the estimate does not
+// depend on it) and estimated as Inductor fuses it.
+struct Form {
+  Graph graph;
+  std::vector<eg::Id> enode_of;
+  double us = 0;
+};
+
+Form form_of(const TensorEGraph& t, const cost::Device& d, const eg::Extraction& x) {
+  Form f;
+  f.graph = t.write(x, &f.enode_of, nullptr, /*recompute=*/false);
+  f.us = cost::fused_estimate(f.graph, d).seconds * 1e6;
+  return f;
+}
+
+std::unordered_set<eg::Id> classes_of(const TensorEGraph& t, const std::vector<eg::Id>& enode_of) {
+  std::unordered_set<eg::Id> out;
+  for (eg::Id e : enode_of)
+    if (e != eg::kNoId) out.insert(t.egraph.find(e));
+  return out;
+}
+
+}  // namespace
+
+std::vector<BiasedKernelTrial> weigh_biased_kernels(const TensorEGraph& t, const cost::Device& d, Extracted& chosen,
+                                                    std::unordered_set<eg::Id>& priced_out,
+                                                    const ExtractWithout& extract,
+                                                    const std::function<bool()>& out_of_time) {
+  std::vector<BiasedKernelTrial> trials;
+  Form current = form_of(t, d, chosen.x);
+  // Tries the graph without `kernels` (named `name` in the report): kept
+  // where estimated cheaper.
+  const auto weigh = [&](const std::vector<eg::Id>& kernels, const std::string& name) {
+    BiasedKernelTrial trial;
+    trial.kernel = name;
+    trial.with_kernels_us = current.us;
+    std::unordered_set<eg::Id> without_kernels = priced_out;
+    without_kernels.insert(kernels.begin(), kernels.end());
+    Extracted e = extract(without_kernels);
+    if (!std::isfinite(e.dag_cost)) {  // nothing computes the blocks without them
+      trial.without_us = std::numeric_limits<double>::infinity();
+      trials.push_back(std::move(trial));
+      return;
+    }
+    Form without = form_of(t, d, e.x);
+    trial.without_us = without.us;
+    trial.kept_kernels = !(without.us < current.us);
+    if (!trial.kept_kernels) {
+      const std::unordered_set<eg::Id> had = classes_of(t, current.enode_of);
+      for (eg::Id c : classes_of(t, without.enode_of))
+        if (!had.count(c)) trial.decomposed.insert(c);
+      chosen = std::move(e);
+      priced_out = std::move(without_kernels);
+      current = std::move(without);
+    }
+    trials.push_back(std::move(trial));
+  };
+  const auto kernels_in = [&](const Form& f) {
+    std::vector<std::pair<eg::Id, std::string>> out;
+    for (size_t i = 0; i < f.graph.nodes.size(); ++i)
+      if (biased_efficient_forward(f.graph.nodes[i]) && f.enode_of[i] != eg::kNoId)
+        out.emplace_back(f.enode_of[i], f.graph.nodes[i].name);
+    return out;
+  };
+  // All of them first: a model's blocks are alike, and one extraction then
+  // decides them all (a 24-layer model would otherwise take 24).
+  const auto all = kernels_in(current);
+  if (all.empty() || out_of_time()) return trials;
+  if (all.size() > 1) {
+    std::vector<eg::Id> ids;
+    std::string names;
+    for (const auto& [id, name] : all) {
+      ids.push_back(id);
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    weigh(ids, names);
+    if (!trials.back().kept_kernels) return trials;
+  }
+  // Else one block at a time, in the order written.
+  std::unordered_set<eg::Id> tried;
+  while (!out_of_time()) {
+    std::optional<std::pair<eg::Id, std::string>> next;
+    for (const auto& k : kernels_in(current))
+      if (!tried.count(k.first)) {
+        next = k;
+        break;
+      }
+    if (!next) break;
+    tried.insert(next->first);
+    weigh({next->first}, next->second);
+  }
+  return trials;
+}
+
+}  // namespace sator::pipeline
