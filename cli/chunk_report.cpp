@@ -45,7 +45,7 @@ chunk::ChunkOptions read_chunk_options(const std::string& path, const std::strin
                                        const std::string& device) {
   chunk::ChunkOptions o;
   o.device = cost::find_device(device);
-  if (!o.device) throw GraphError(path, "", "unknown --device " + device + " (known: h200)");
+  if (!o.device) throw GraphError(path, "", "unknown --device " + device + " (known: h200, h100)");
   if (chunks != "auto") {
     size_t used = 0;
     long long n = 0;

@@ -74,7 +74,7 @@ void add_batch_commands(CLI::App& app) {
   cmd->add_flag("--list", opt.batch.list_only,
                 "print the graphs this run would take (NAME<tab>PATH per line, after --shard and --resume) and run none");
   cmd->add_option("--cost", opt.batch.compare.cost, "roofline (default) or nodes");
-  cmd->add_option("--device", opt.batch.compare.device, "cost-model device (h200)");
+  cmd->add_option("--device", opt.batch.compare.device, "cost-model device: h200 (default) or h100");
   cmd->add_option("--extractor", opt.batch.compare.extractor, "saturation's extractor: tree, dag (default) or ilp");
   cmd->add_flag("--greedy-fixpoint", opt.batch.compare.greedy_fixpoint, "let greedy repeat its passes to a fixpoint");
   cmd->add_option("--objective", opt.batch.compare.objective,

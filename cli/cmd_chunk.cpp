@@ -80,7 +80,7 @@ void add_chunk_command(CLI::App& app) {
       cmd->add_option("--chunks", opt.chunks, "auto (default: double while it saves more memory than it costs time) or N");
   add_old_spelling(cmd, "--chunk", chunks, opt.chunks);
   cmd->add_option("--memory-budget", opt.budget, "the fewest chunks whose estimated peak fits (bytes, or 8GiB, 6000MiB)");
-  cmd->add_option("--device", opt.device, "cost-model device (h200)");
+  cmd->add_option("--device", opt.device, "cost-model device: h200 (default) or h100");
   cmd->add_option("--min-bytes", opt.min_bytes, "an amplifier's result is at least this large (default 64MiB)");
   cmd->add_option("--min-ratio", opt.min_ratio, "an amplifier's result is this many times its inputs' bytes (default 2)");
   cmd->add_option("--hint", opt.hints, "SYMBOL=VALUE: plan at this size of a dynamic graph (repeatable)");

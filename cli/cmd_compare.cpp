@@ -46,7 +46,7 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("--report", opt.report, "write the comparison as JSON here")->check(output_path());
   add_user_rule_options(cmd, opt.user_rules);
   cmd->add_option("--cost", opt.opts.cost, "roofline (default) or nodes");
-  cmd->add_option("--device", opt.opts.device, "cost-model device (h200)");
+  cmd->add_option("--device", opt.opts.device, "cost-model device: h200 (default) or h100");
   cmd->add_option("--extractor", opt.opts.extractor, "saturation's extractor: tree, dag (default) or ilp");
   cmd->add_flag("--greedy-fixpoint", opt.opts.greedy_fixpoint, "let greedy repeat its passes to a fixpoint");
   cmd->add_option("--objective", opt.opts.objective,

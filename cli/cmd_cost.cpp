@@ -26,7 +26,7 @@ struct Options {
 
 void run(const Options& o) {
   const cost::Device* d = cost::find_device(o.device);
-  if (!d) throw CLI::ValidationError("--device", "unknown device '" + o.device + "' (known: h200)");
+  if (!d) throw CLI::ValidationError("--device", "unknown device '" + o.device + "' (known: h200, h100)");
   require_distinct_outputs(o.path, {{"--csv", o.csv}});
   const Graph& g = keep_until_exit(load_graph(o.path));
   const auto costs = cost::graph_costs(g, *d);
@@ -64,7 +64,7 @@ void add_cost_command(CLI::App& app) {
   static Options opt;
   CLI::App* cmd = app.add_subcommand("cost", "estimate a graph's time per node with the roofline model");
   cmd->add_option("graph", opt.path, "a sator.graph JSON file")->required();
-  cmd->add_option("--device", opt.device, "device (h200)");
+  cmd->add_option("--device", opt.device, "device: h200 (default) or h100");
   cmd->add_option("--csv", opt.csv, "write per-node estimates here")->check(output_path());
   cmd->callback([] { run(opt); });
 }

@@ -97,7 +97,7 @@ void add_greedy_command(CLI::App& app) {
   cmd->add_option("--max-rounds", opt.max_rounds, "round limit with --fixpoint (default 10)")
       ->check(non_negative_count());
   cmd->add_option("--cost", opt.cost, "cost model for the report: roofline (default) or nodes");
-  cmd->add_option("--device", opt.device, "cost-model device (h200)");
+  cmd->add_option("--device", opt.device, "cost-model device: h200 (default) or h100");
   cmd->add_flag("--verify", opt.verify, "compare input and output in the float64 reference interpreter, as optimize --verify");
   cmd->add_flag("--fuse-dropout", opt.fuse_dropout, "also use the attention-with-dropout rule, as optimize --fuse-dropout");
   cmd->add_flag("--list-passes", opt.list_passes, "print the passes and their rules in the order they are tried");

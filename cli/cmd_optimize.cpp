@@ -39,7 +39,7 @@ struct OptimizeCliOptions {
   std::string preset;
   bool decline_without_gain = false;
   bool verify = false;
-  bool fuse_dropout = false, no_training_attention = false, training_attention_bias = true;
+  bool fuse_dropout = false, no_training_attention = false, training_attention_bias = true, no_weigh_biased_kernels = false;
   bool no_mixed_precision_attention = false;
   bool explain = false, explain_attention = false;
   UserRuleOptions user_rules;
@@ -97,6 +97,7 @@ void run_optimize(const OptimizeCliOptions& given) {
   opts.node_limit = o.node_limit.value_or(0);  // 0: pipeline::default_node_limit
   opts.fuse_dropout = o.fuse_dropout;
   opts.training_attention = !o.no_training_attention;
+  opts.weigh_biased_kernels = !o.no_weigh_biased_kernels;
   opts.training_attention_bias = o.training_attention_bias;
   opts.mixed_precision_attention = !o.no_mixed_precision_attention;
   opts.extractor = o.extractor;
@@ -240,7 +241,7 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--ilp-time-limit", opt.ilp_time_limit, "seconds for the ilp extractor (default 60)")
       ->check(in_range(0, 86400, true));
   cmd->add_option("--cost", opt.cost, "roofline (default; docs/cost-model.md) or nodes");
-  cmd->add_option("--device", opt.device, "cost-model device (h200)");
+  cmd->add_option("--device", opt.device, "cost-model device: h200 (default) or h100 (its measured attention table; sator_torch.InductorPass picks the GPU's)");
   cmd->add_option("--target", opt.target,
                   "what reads the output: any (default) or inductor-joint (only ops Inductor lowers in a joint "
                   "graph; what sator recomposed and did not fuse is written back in the input's form)");
@@ -256,6 +257,10 @@ void add_optimize_command(CLI::App& app) {
                 "kernels, the mask as attn_bias (its gradient from them where it needs one), each such block kept "
                 "where the graph as Inductor fuses it is estimated cheaper with them (default; --no-...: only the "
                 "cuDNN kernels take a bias, 16-bit, no gradient)");
+  cmd->add_flag("--no-weigh-biased-kernels", opt.no_weigh_biased_kernels,
+                "keep the efficient kernels where the extraction gave them a training block's bias, without weighing "
+                "the graph as Inductor fuses it: their lower peak, at the time the GPU measured (slower in most "
+                "places, docs/results/attention_bias_forms.md)");
   cmd->add_flag("--no-mixed-precision-attention", opt.no_mixed_precision_attention,
                 "keep attention under autocast (16-bit scores, a float32 mask and softmax) decomposed (default: "
                 "fused in 16 bits, the mask cast as torch's SDPA casts it where that is exact: a mask of zeros and masking "

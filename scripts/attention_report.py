@@ -2,7 +2,7 @@
 """docs/results/attention.md: every softmax over a rank-4 tensor of the corpus
 (corpus/graphs, corpus/zoo/graphs), fused or the first reason not, as
 `sator optimize --explain-attention --report` gives it, with the default
-options and with the opt-ins (--fuse-dropout --training-attention-bias).
+options and with the opt-ins (--fuse-dropout --no-weigh-biased-kernels).
 
     python3 scripts/attention_report.py build/sator > docs/results/attention.md
 """
@@ -19,7 +19,7 @@ root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sator = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "build", "sator")
 graphs = sorted(glob.glob(os.path.join(root, "corpus", "graphs", "*.json"))) + \
     sorted(glob.glob(os.path.join(root, "corpus", "zoo", "graphs", "*.json")))
-OPT_IN = ["--fuse-dropout", "--training-attention-bias"]
+OPT_IN = ["--fuse-dropout", "--no-weigh-biased-kernels"]
 
 
 def blocks(path, extra):
@@ -32,6 +32,7 @@ def blocks(path, extra):
 
 def short(why):
     # The reason without the scores' description (it follows "scores: " or "written as ").
+    why = re.sub(r"[0-9]+\.[0-9] us", "N us", why)  # a graph's estimates
     return re.sub(r"(; scores: .*\)|written as .*)$", lambda m: ")" if m.group(0).startswith(";") else "written as ...", why)
 
 
@@ -40,7 +41,7 @@ runs = {name: {os.path.relpath(p, root): blocks(p, extra) for p in graphs}
 print("# Attention blocks: fused, or why not\n")
 print("Every softmax over a rank-4 tensor in the corpus (`corpus/graphs`, `corpus/zoo/graphs`), as")
 print("`sator optimize --explain-attention` lists it, with the default options and with the")
-print("opt-ins (`--fuse-dropout --training-attention-bias`). Regenerate with\n")
+print("opt-ins (`--fuse-dropout --no-weigh-biased-kernels`). Regenerate with\n")
 print("    python3 scripts/attention_report.py build/sator > docs/results/attention.md\n")
 for name, res in runs.items():
     all_blocks = [b for bs in res.values() for b in bs]
