@@ -15,6 +15,19 @@ bool biased_efficient_forward(const Node& n) {
   return n.op == "aten._scaled_dot_product_efficient_attention.default" && n.args.size() > 3 && n.args[3].is_node();
 }
 
+// A backward kernel: the efficient one (asked for the bias's gradient, or
+// not) or cuDNN's.
+bool efficient_backward(const Node& n) { return n.op == "aten._scaled_dot_product_efficient_attention_backward.default"; }
+bool cudnn_backward(const Node& n) { return n.op == "aten._scaled_dot_product_cudnn_attention_backward.default"; }
+
+// Whether an efficient backward is asked for grad_bias (its output mask's
+// fourth entry).
+bool asks_grad_bias(const Node& n) {
+  for (const Value& v : n.args)
+    if (v.is_list() && v.list.size() == 4 && v.list[3].kind == Value::Kind::Bool) return v.list[3].b;
+  return false;
+}
+
 // An extraction written (in the extraction's order: the estimate does not
 // depend on it) and estimated as Inductor fuses it.
 struct Form {
@@ -79,6 +92,44 @@ std::vector<BiasedKernelTrial> weigh_biased_kernels(const TensorEGraph& t, const
         out.emplace_back(f.enode_of[i], f.graph.nodes[i].name);
     return out;
   };
+  // One block, one backward kernel: the per-node prices can take dq, dk
+  // and dv from a backward not asked for the bias's gradient (cuDNN's, or
+  // the efficient one without it) and dS from the efficient backward asked
+  // for it, both run, where the latter alone gives all four (a shared node
+  // is freed only by switching every class that reads it, which the
+  // extraction's local search does not try). Those other backwards of the
+  // same q are priced out, round by round (pricing out cuDNN's brings in
+  // the efficient one without the gradient), and the form kept where it
+  // is estimated cheaper.
+  {
+    std::unordered_set<eg::Id> one_pair = priced_out;
+    std::optional<Extracted> e;
+    std::optional<Form> form;
+    for (int round = 0; round < 3 && !out_of_time(); ++round) {
+      const Form& f = form ? *form : current;
+      std::unordered_set<eg::Id> queries;  // q's class of each backward asked for grad_bias
+      for (size_t i = 0; i < f.graph.nodes.size(); ++i)
+        if (const eg::Id n = f.enode_of[i];
+            n != eg::kNoId && efficient_backward(f.graph.nodes[i]) && asks_grad_bias(f.graph.nodes[i]))
+          queries.insert(t.egraph.find(t.egraph.children(n)[1]));
+      bool other = false;
+      for (size_t i = 0; i < f.graph.nodes.size(); ++i) {
+        const Node& n = f.graph.nodes[i];
+        const eg::Id id = f.enode_of[i];
+        if (id == eg::kNoId || !(cudnn_backward(n) || (efficient_backward(n) && !asks_grad_bias(n)))) continue;
+        if (queries.count(t.egraph.find(t.egraph.children(id)[1]))) other = one_pair.insert(id).second || other;
+      }
+      if (!other) break;
+      e = extract(one_pair);
+      if (!std::isfinite(e->dag_cost)) break;
+      form = form_of(t, d, e->x);
+    }
+    if (form && e && std::isfinite(e->dag_cost) && form->us < current.us) {
+      chosen = std::move(*e);
+      priced_out = std::move(one_pair);
+      current = std::move(*form);
+    }
+  }
   // All of them first: a model's blocks are alike, and one extraction then
   // decides them all (a 24-layer model would otherwise take 24).
   const auto all = kernels_in(current);
