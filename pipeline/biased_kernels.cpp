@@ -103,8 +103,7 @@ std::vector<BiasedKernelTrial> weigh_biased_kernels(const TensorEGraph& t, const
   // is estimated cheaper.
   {
     std::unordered_set<eg::Id> one_pair = priced_out;
-    std::optional<Extracted> e;
-    std::optional<Form> form;
+    std::optional<Form> form;  // the last round's
     for (int round = 0; round < 3 && !out_of_time(); ++round) {
       const Form& f = form ? *form : current;
       std::unordered_set<eg::Id> queries;  // q's class of each backward asked for grad_bias
@@ -120,14 +119,14 @@ std::vector<BiasedKernelTrial> weigh_biased_kernels(const TensorEGraph& t, const
         if (queries.count(t.egraph.find(t.egraph.children(id)[1]))) other = one_pair.insert(id).second || other;
       }
       if (!other) break;
-      e = extract(one_pair);
-      if (!std::isfinite(e->dag_cost)) break;
-      form = form_of(t, d, e->x);
-    }
-    if (form && e && std::isfinite(e->dag_cost) && form->us < current.us) {
-      chosen = std::move(*e);
-      priced_out = std::move(one_pair);
-      current = std::move(*form);
+      Extracted e = extract(one_pair);
+      if (!std::isfinite(e.dag_cost)) break;
+      form = form_of(t, d, e.x);
+      if (form->us < current.us) {  // each round's form kept where it is the cheapest so far
+        chosen = std::move(e);
+        priced_out = one_pair;
+        current = *form;
+      }
     }
   }
   // All of them first: a model's blocks are alike, and one extraction then

@@ -322,7 +322,9 @@ PeakGuard hold_peak(const TensorEGraph& t, const Graph& input, const OptimizeOpt
     r.biased_kernels = weigh_biased_kernels(
         t, *d, chosen, priced_out,
         [&](const std::unordered_set<eg::Id>& p) { return extract(t, input, options, seconds_left(), r, p); },
-        out_of_time);
+        // A trial is begun only where the time left holds an extraction
+        // like the first.
+        [&] { return seconds_left() < std::chrono::duration<double>(extracted - started).count(); });
   const auto weighed = Clock::now();
   // The saved values first: the backward reading a view where the input
   // read a copy of its own keeps the view's whole base through it.

@@ -188,4 +188,28 @@ grep -q "inductor: no cost or peak estimate: 8 hop.invoke_subgraph calls" "$tmp/
 python3 -c "import json,sys; c=json.load(open(sys.argv[1])); assert c['inductor']['cost'] is None and c['inductor']['peak_bytes'] is None and c['sator']['cost'] > 0, c['inductor']" \
   "$tmp/cmp.json" || fail "compare's report prices Inductor's chunk calls"
 
+# A training block with a bias (OPT's padding mask): the efficient kernels
+# are weighed by the graph as Inductor fuses it and left out, said in the
+# report and the text; --no-weigh-biased-kernels keeps them as extracted;
+# --no-training-attention-bias leaves them out unweighed.
+g="$corpus/graphs/opt.train.g2.json"
+"$sator" optimize "$g" -o "$tmp/w.json" --report "$tmp/w.r.json" > "$tmp/w.txt" || fail "optimize opt.train.g2"
+grep -q "attention with a bias (training, efficient kernels at .*): left decomposed" "$tmp/w.txt" ||
+  fail "the weighing is not said in the text"
+"$sator" optimize "$g" -o "$tmp/k.json" --report "$tmp/k.r.json" --no-weigh-biased-kernels > /dev/null ||
+  fail "optimize --no-weigh-biased-kernels"
+"$sator" optimize "$g" -o "$tmp/c.json" --report "$tmp/c.r.json" --no-training-attention-bias > /dev/null ||
+  fail "optimize --no-training-attention-bias"
+python3 - "$tmp" <<'PY' || fail "the weighing's report fields"
+import json, sys
+t = sys.argv[1]
+w, k, c = (json.load(open(f"{t}/{n}.r.json")) for n in "wkc")
+ww = w["biased_kernels_weighed"]
+assert len(ww) == 1 and ww[0]["kept"] == "decomposed", ww
+assert ww[0]["fused_estimate_us_without"] < ww[0]["fused_estimate_us_with_kernels"], ww
+assert w["attention_fused"] == 0 and k["attention_fused"] > 0, (w["attention_fused"], k["attention_fused"])
+assert "biased_kernels_weighed" not in k and "biased_kernels_weighed" not in c, "weighed where it should not be"
+assert c["attention_fused"] == 0, c["attention_fused"]
+PY
+
 [ "$failures" -eq 0 ]
